@@ -1,0 +1,3 @@
+module github.com/graft-studio/graft
+
+go 1.26
