@@ -13,14 +13,14 @@ func TestKey(t *testing.T) {
 		want     string // exact, or a prefix ending in "-" when hashed
 		hashed   bool
 	}{
-		{"ada", "ada"},
-		{"agent-7", "agent-7"},
+		{"ada", "ada", false},
+		{"agent-7", "agent-7", false},
 		{"agent:graft-cli", "agent-graft-cli-", true},
 		{"user:Ada@Example.org", "user-ada-example-org-", true},
 		{"日本語", "editor-", true},
 		{"", "editor-", true},
 		{strings.Repeat("a", 49), strings.Repeat("a", 37) + "-", true},
-		{"---", "---"}, // DESIGN §5: already [a-z0-9-]{1,48}
+		{"---", "---", false}, // DESIGN §5: already [a-z0-9-]{1,48}
 	}
 	for _, tt := range tests {
 		got := Key(tt.identity)
