@@ -1,0 +1,216 @@
+package service
+
+import (
+	"context"
+	"encoding/base64"
+	"sort"
+	"strings"
+
+	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/repo"
+)
+
+// ListContentInput selects documents of one collection.
+type ListContentInput struct {
+	Collection string   `json:"collection" jsonschema:"the collection to list"`
+	Branch     string   `json:"branch,omitempty" jsonschema:"branch to read; default production"`
+	Limit      int      `json:"limit,omitempty" jsonschema:"at most this many items (1-500, default 50)"`
+	Cursor     string   `json:"cursor,omitempty" jsonschema:"nextCursor of the previous page"`
+	Fields     []string `json:"fields,omitempty" jsonschema:"frontmatter fields to include in each item"`
+}
+
+// ListItem is one document of a listing.
+type ListItem struct {
+	repo.DocumentRef
+	Data map[string]any `json:"data,omitempty"`
+}
+
+// ListContentOutput is one page of a collection.
+type ListContentOutput struct {
+	Branch     string     `json:"branch"`
+	Collection string     `json:"collection"`
+	Items      []ListItem `json:"items"`
+	Total      int        `json:"total"`
+	NextCursor string     `json:"nextCursor,omitempty"`
+}
+
+const (
+	defaultListLimit = 50
+	maxListLimit     = 500
+)
+
+// ListContent lists a collection's documents on a branch, sorted by slug.
+func (s *Service) ListContent(ctx context.Context, c Caller, in ListContentInput) (ListContentOutput, error) {
+	coll, err := s.Project.Config.Collection(in.Collection)
+	if err != nil {
+		return ListContentOutput{}, err
+	}
+	branch, err := s.readBranch(ctx, c, in.Branch)
+	if err != nil {
+		return ListContentOutput{}, err
+	}
+	limit, err := pageLimit(in.Limit)
+	if err != nil {
+		return ListContentOutput{}, err
+	}
+	snap, err := s.Project.Scan(branch)
+	if err != nil {
+		return ListContentOutput{}, err
+	}
+	docs := snap.InCollection(coll.Name)
+	start := 0
+	if in.Cursor != "" {
+		after, err := decodeCursor(in.Cursor, "list:"+coll.Name)
+		if err != nil {
+			return ListContentOutput{}, err
+		}
+		for start < len(docs) && docs[start].Slug <= after {
+			start++
+		}
+	}
+	out := ListContentOutput{Branch: branch, Collection: coll.Name, Items: []ListItem{}, Total: len(docs)}
+	end := min(start+limit, len(docs))
+	for _, d := range docs[start:end] {
+		item := ListItem{DocumentRef: d}
+		if len(in.Fields) > 0 {
+			doc, err := s.Project.Load(snap.Commit, d)
+			if err != nil {
+				return ListContentOutput{}, err
+			}
+			item.Data = map[string]any{}
+			for _, f := range in.Fields {
+				if v, ok := doc.Data[f]; ok {
+					item.Data[f] = v
+				}
+			}
+		}
+		out.Items = append(out.Items, item)
+	}
+	if end < len(docs) {
+		out.NextCursor = encodeCursor(docs[end-1].Slug, "list:"+coll.Name)
+	}
+	return out, nil
+}
+
+func pageLimit(n int) (int, error) {
+	switch {
+	case n == 0:
+		return defaultListLimit, nil
+	case n < 0 || n > maxListLimit:
+		return 0, errs.New(errs.InputValidationFailed, "limit must be between 1 and %d, got %d", maxListLimit, n).
+			WithFix("pass a limit from 1 to %d and follow nextCursor for more", maxListLimit)
+	}
+	return n, nil
+}
+
+// encodeCursor makes an opaque cursor bound to a scope (the collection).
+func encodeCursor(last, scope string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(scope + "\x00" + last))
+}
+
+func decodeCursor(cursor, scope string) (string, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(cursor)
+	prefix := scope + "\x00"
+	if err != nil || !strings.HasPrefix(string(raw), prefix) {
+		return "", errs.New(errs.InputValidationFailed, "cursor does not belong to this listing").
+			WithFix("pass the nextCursor returned by the same listing, or no cursor to start over")
+	}
+	return strings.TrimPrefix(string(raw), prefix), nil
+}
+
+// GetContentInput names one document.
+type GetContentInput struct {
+	Collection string `json:"collection" jsonschema:"the collection"`
+	Slug       string `json:"slug" jsonschema:"the document's slug"`
+	Branch     string `json:"branch,omitempty" jsonschema:"branch to read; default production"`
+}
+
+// GetContentOutput is one document with its version and the branch it came from.
+type GetContentOutput struct {
+	Collection string         `json:"collection"`
+	Slug       string         `json:"slug"`
+	Path       string         `json:"path"`
+	Version    string         `json:"version"`
+	Branch     string         `json:"branch"`
+	Format     string         `json:"format"`
+	Data       map[string]any `json:"data"`
+	Body       string         `json:"body"`
+}
+
+// GetContent reads one document.
+func (s *Service) GetContent(ctx context.Context, c Caller, in GetContentInput) (GetContentOutput, error) {
+	if in.Slug == "" {
+		return GetContentOutput{}, errs.New(errs.InputValidationFailed, "slug is required").
+			WithFix("pass the slug of a document, e.g. from list_content")
+	}
+	branch, err := s.readBranch(ctx, c, in.Branch)
+	if err != nil {
+		return GetContentOutput{}, err
+	}
+	d, err := s.Project.Get(branch, in.Collection, in.Slug)
+	if err != nil {
+		return GetContentOutput{}, err
+	}
+	return GetContentOutput{Collection: d.Collection, Slug: d.Slug, Path: d.Path, Version: d.Version,
+		Branch: branch, Format: d.Format, Data: d.Data, Body: d.Body}, nil
+}
+
+// CheckInput names the branch to check.
+type CheckInput struct {
+	Branch string `json:"branch,omitempty"`
+}
+
+// CheckOutput is DESIGN §6's check result.
+type CheckOutput struct {
+	Branch    string         `json:"branch"`
+	Commit    string         `json:"commit"`
+	Documents int            `json:"documents"`
+	Problems  []repo.Problem `json:"problems"`
+	Unmapped  []string       `json:"unmapped"`
+}
+
+// Check validates every document of a branch: paths and slugs, frontmatter
+// syntax, the collection schema and references.
+func (s *Service) Check(ctx context.Context, c Caller, in CheckInput) (CheckOutput, error) {
+	branch, err := s.readBranch(ctx, c, in.Branch)
+	if err != nil {
+		return CheckOutput{}, err
+	}
+	snap, err := s.Project.Scan(branch)
+	if err != nil {
+		return CheckOutput{}, err
+	}
+	out := CheckOutput{Branch: branch, Commit: snap.Commit, Documents: len(snap.Documents),
+		Problems: append([]repo.Problem{}, snap.Problems...), Unmapped: snap.Unmapped}
+	refs := func(collection, slug string) bool { _, ok := snap.Lookup(collection, slug); return ok }
+	for _, d := range snap.Documents {
+		if err := ctx.Err(); err != nil {
+			return CheckOutput{}, err
+		}
+		doc, err := s.Project.Load(snap.Commit, d)
+		if err != nil {
+			out.Problems = append(out.Problems, repo.Problem{Path: d.Path, Code: errs.CodeOf(err), Message: err.Error()})
+			continue
+		}
+		coll, _ := s.Project.Config.Collection(d.Collection)
+		if issues := coll.Validate(doc.Data, refs); len(issues) > 0 {
+			e := repo.ValidationError(coll.Name, issues)
+			out.Problems = append(out.Problems, repo.Problem{Path: d.Path, Code: e.Code, Message: e.Message})
+		}
+		if p := s.bodyProblem(coll, doc); p != nil {
+			out.Problems = append(out.Problems, *p)
+		}
+	}
+	sortProblems(out.Problems)
+	return out, nil
+}
+
+func (s *Service) bodyProblem(coll *repo.Collection, doc *repo.Document) *repo.Problem {
+	_ = coll
+	_ = doc
+	return nil
+}
+
+func sortProblems(ps []repo.Problem) {
+	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Path < ps[j].Path })
+}

@@ -1,0 +1,154 @@
+// Package service is graft's one pipeline (DESIGN §2): every operation — list,
+// get, check, write, … — is implemented once here, and the CLI, MCP and HTTP
+// entry points all call it, so each gets the same validation, scopes and
+// errors.
+package service
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"os/user"
+	"strings"
+
+	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/repo"
+)
+
+// Scopes a caller can hold (DESIGN §10).
+const (
+	ScopeContentWrite    = "content:write"
+	ScopeContentPublish  = "content:publish"
+	ScopeApprovalsDecide = "approvals:decide"
+)
+
+// Caller is the identity an operation runs as.
+type Caller struct {
+	// ID is the identity, e.g. "user:ada@example.org" or "agent:graft-cli".
+	ID string
+	// Name is a display name for commit authors; ID when empty.
+	Name string
+	// Email is used as the commit author's email when set.
+	Email string
+	// Scopes held. The operator holds every scope.
+	Scopes []string
+	// Operator is the person on this machine (the CLI), acting with every scope.
+	Operator bool
+	// Anonymous callers only ever see production.
+	Anonymous bool
+}
+
+// Has reports whether the caller holds scope.
+func (c Caller) Has(scope string) bool {
+	if c.Operator {
+		return true
+	}
+	for _, s := range c.Scopes {
+		if s == scope {
+			return true
+		}
+	}
+	return false
+}
+
+// Require fails with UNAUTHORIZED naming the required and held scopes.
+func (c Caller) Require(scope string) error {
+	if c.Has(scope) {
+		return nil
+	}
+	held := c.Scopes
+	if held == nil {
+		held = []string{}
+	}
+	return errs.New(errs.Unauthorized, "%s requires scope %s; %s holds [%s]", "this operation", scope, c.display(), strings.Join(held, ", ")).
+		With("required", []string{scope}).With("held", held).
+		WithFix("use a token or identity that holds %s", scope)
+}
+
+func (c Caller) display() string {
+	if c.Anonymous || c.ID == "" {
+		return "an anonymous caller"
+	}
+	return c.ID
+}
+
+// Signature is the commit author for the caller (DESIGN §5).
+func (c Caller) Signature() repo.Signature {
+	name := c.Name
+	if name == "" {
+		name = c.ID
+	}
+	email := c.Email
+	if email == "" {
+		email = strings.NewReplacer(":", "-", " ", "-", "@", "-").Replace(c.ID) + "@graft.invalid"
+	}
+	return repo.Signature{Name: name, Email: email}
+}
+
+// Operator returns the identity of the person running the CLI:
+// user:<git config user.email>, else user:<OS user name>, with every scope.
+func Operator(dir string) Caller {
+	email := ""
+	cmd := exec.Command("git", "config", "user.email")
+	cmd.Dir = dir
+	if out, err := cmd.Output(); err == nil {
+		email = strings.TrimSpace(string(out))
+	}
+	name := ""
+	cmd = exec.Command("git", "config", "user.name")
+	cmd.Dir = dir
+	if out, err := cmd.Output(); err == nil {
+		name = strings.TrimSpace(string(out))
+	}
+	id := email
+	if id == "" {
+		if u, err := user.Current(); err == nil {
+			id = u.Username
+		} else {
+			id = os.Getenv("USER")
+		}
+	}
+	if id == "" {
+		id = "operator"
+	}
+	return Caller{ID: "user:" + id, Name: name, Email: email, Operator: true,
+		Scopes: []string{ScopeContentWrite, ScopeContentPublish, ScopeApprovalsDecide}}
+}
+
+// Service runs operations on one project.
+type Service struct {
+	Project *repo.Project
+}
+
+// Open opens the project in dir (the folder holding graft.yaml).
+func Open(dir string) (*Service, error) {
+	p, err := repo.OpenProject(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Service{Project: p}, nil
+}
+
+// New returns a service over an already opened project.
+func New(p *repo.Project) *Service { return &Service{Project: p} }
+
+// readBranch picks the branch a read sees: anonymous callers only production,
+// everyone else the branch asked for, production by default.
+func (s *Service) readBranch(_ context.Context, c Caller, branch string) (string, error) {
+	prod := s.Project.Production()
+	if branch == "" || branch == prod {
+		return prod, nil
+	}
+	if c.Anonymous {
+		return "", errs.New(errs.Unauthorized, "anonymous callers can only read production (%s)", prod).
+			With("required", []string{"an identity"}).With("held", []string{}).
+			WithFix("drop the branch argument, or authenticate")
+	}
+	if _, ok, err := s.Project.Git.Head(branch); err != nil {
+		return "", err
+	} else if !ok {
+		return "", errs.New(errs.BranchNotFound, "branch %q does not exist", branch).
+			WithFix("run `graft branch list` for the branches that exist")
+	}
+	return branch, nil
+}
