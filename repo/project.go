@@ -21,7 +21,7 @@ type Project struct {
 	StateDir string
 
 	mu        sync.Mutex
-	parsed    map[string]*Parsed    // blob SHA → parsed document
+	parsed    map[string]*Parsed   // blob SHA → parsed document
 	snapshots map[string]*Snapshot // commit → scan of its tree
 }
 

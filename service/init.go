@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/fixtures"
 	"github.com/graft-studio/graft/repo"
 )
 
@@ -23,6 +24,8 @@ type InitInput struct {
 	Dir string
 	// From is "", "hugo", "astro" or a content folder (relative to Dir) to adopt.
 	From string
+	// Sample names a bundled sample site (fixtures) to write instead.
+	Sample string
 }
 
 // InitOutput reports what init did.
@@ -80,7 +83,21 @@ func Init(in InitInput, author Caller) (InitOutput, error) {
 	}
 	out := InitOutput{Dir: dir, Config: cfgPath}
 	files := map[string][]byte{}
-	if in.From == "" {
+	if in.Sample != "" {
+		site, err := fixtures.LoadSite(in.Sample)
+		if err != nil {
+			return InitOutput{}, errs.New(errs.InputValidationFailed, "%v", err)
+		}
+		files = site.Files
+		cfg, err := repo.ParseConfig(cfgPath, files[repo.ConfigFileName])
+		if err != nil {
+			return InitOutput{}, err
+		}
+		out.Content = cfg.Content
+		for _, c := range cfg.Collections {
+			out.Collections = append(out.Collections, c.Name)
+		}
+	} else if in.From == "" {
 		files[repo.ConfigFileName] = []byte(sampleConfig)
 		files["content/posts/hello-graft.md"] = []byte(fmt.Sprintf(samplePost, time.Now().UTC().Format(time.RFC3339)))
 		out.Content, out.Collections = "content", []string{"posts"}

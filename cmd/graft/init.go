@@ -9,7 +9,7 @@ import (
 )
 
 func (a *app) initCommand() *cobra.Command {
-	var from string
+	var from, sample string
 	cmd := &cobra.Command{
 		Use:   "init [DIR]",
 		Short: "Create a graft project (or adopt an existing Hugo/Astro site with --from)",
@@ -23,7 +23,7 @@ one open collection per top-level folder of its content root, nothing rewritten.
 			if len(argv) == 1 {
 				dir = argv[0]
 			}
-			out, err := service.Init(service.InitInput{Dir: dir, From: from}, service.Operator(dir))
+			out, err := service.Init(service.InitInput{Dir: dir, From: from, Sample: sample}, service.Operator(dir))
 			if err != nil {
 				return err
 			}
@@ -35,6 +35,8 @@ one open collection per top-level folder of its content root, nothing rewritten.
 		},
 	}
 	cmd.Flags().StringVar(&from, "from", "", "adopt an existing site: hugo, astro, or its content folder")
+	cmd.Flags().StringVar(&sample, "sample", "", "write a bundled sample site instead (e.g. sample)")
+	cmd.MarkFlagsMutuallyExclusive("from", "sample")
 	a.jsonFlag(cmd)
 	return cmd
 }

@@ -1,0 +1,46 @@
+# graft — make targets. `make run` and `make test` are the two commands the
+# README starts with; both need only Go (and git, make) on the machine.
+
+GO        ?= go
+BIN       := bin/graft
+RUN_DIR   ?= .run/sample
+FUZZTIME  ?= 30s
+# Packages whose state is shared between goroutines: their tests also run under -race.
+RACE_PKGS := ./repo/ ./index/ ./service/ ./drafts/
+
+.PHONY: all build run test test-race vet fuzz bench clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/graft
+
+# The main job on the bundled sample site: build, create the site as a Git
+# repository, check it, compile its search index and search it.
+run: build
+	@if [ ! -f $(RUN_DIR)/graft.yaml ]; then $(BIN) init --sample $(RUN_DIR); fi
+	$(BIN) --dir $(RUN_DIR) check
+	$(BIN) --dir $(RUN_DIR) content list posts
+
+# The whole test suite: vet, every package's tests (fuzz seeds included), and
+# the packages with shared state again under the race detector.
+test: vet
+	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -race $(RACE_PKGS)
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed on:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) vet ./...
+
+# Long fuzzing, one target at a time (FUZZTIME each).
+fuzz:
+	@for t in $$($(GO) test -list '^Fuzz' ./... | grep -E '^(Fuzz|ok)' | awk '/^Fuzz/{f=f" "$$1} /^ok/{if(f!=""){print $$2":"f}; f=""}'); do \
+		pkg=$${t%%:*}; for f in $${t#*:}; do echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; done; \
+	done
+
+# Benchmarks: go test -bench over the hot paths.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+clean:
+	rm -rf bin .run
