@@ -336,6 +336,15 @@ func (p *cfgParser) parse(data []byte) (*Config, error) {
 		if m := cfgYAMLLine.FindStringSubmatch(msg); m != nil {
 			n.Line, _ = strconv.Atoi(m[1])
 			msg = strings.TrimPrefix(msg, m[0]+": ")
+			// yaml.v3 counts lines from 0 in parser (not scanner) errors; those
+			// name the line where the unfinished collection started.
+			for _, parserProblem := range []string{"did not find expected key", "did not find expected ','",
+				"did not find expected '-'", "did not find expected node content", "did not find expected <document"} {
+				if strings.HasPrefix(msg, parserProblem) {
+					n.Line++
+					break
+				}
+			}
 		}
 		return nil, p.fail(n, "", "", "YAML syntax error: %s", msg)
 	}
@@ -706,8 +715,8 @@ func (p *cfgParser) function(c *Config, fe cfgEntry) (*Function, error) {
 	}
 	fn := &Function{Name: fe.key, Access: FunctionAccess{Kind: "authenticated"}, Timeout: DefaultFunctionTimeout}
 	var kinds []cfgEntry
-	for _, k := range []string{"insert", "update", "delete", "command"} {
-		if e, ok := m[k]; ok {
+	for _, e := range p.sorted(m) {
+		if slices.Contains([]string{"insert", "update", "delete", "command"}, e.key) {
 			kinds = append(kinds, e)
 		}
 	}
