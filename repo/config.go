@@ -252,13 +252,10 @@ func (c *Config) CollectionFor(p string) (coll *Collection, rel string, ok bool)
 			continue
 		}
 		r, found := strings.CutPrefix(p, cand.Path+"/")
-		if cand.Path == "." {
-			r, found = p, true
-		}
 		if !found || r == "" {
 			continue
 		}
-		if coll == nil || len(cand.Path) > len(coll.Path) || coll.Path == "." {
+		if coll == nil || len(cand.Path) > len(coll.Path) {
 			coll, rel = cand, r
 		}
 	}

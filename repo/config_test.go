@@ -402,3 +402,16 @@ collections:
 		t.Errorf("content . : %v %q %v", coll, rel, ok)
 	}
 }
+
+func BenchmarkParseConfig(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join(siteDir, ConfigFileName))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParseConfig(ConfigFileName, data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -52,8 +52,10 @@ var (
 // Validate checks data (frontmatter decoded from YAML, TOML or JSON) against
 // the collection's fields and returns every failing field, in field order,
 // then unknown keys sorted. An open collection accepts anything (unless it is
-// strict). refs may be nil, which skips the existence check of references.
-// The "slug" key is always allowed.
+// strict); a strict collection also refuses unknown keys inside object fields.
+// A null value is refused for every type but json (remove the key instead).
+// refs may be nil, which skips the existence check of references.
+// The top-level "slug" key is always allowed.
 func (c *Collection) Validate(data map[string]any, refs RefChecker) []Issue {
 	var issues []Issue
 	fieldCheckObject(c.Fields, data, "", c.Strict, true, refs, &issues)

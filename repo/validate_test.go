@@ -2,6 +2,7 @@ package repo
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -428,5 +429,52 @@ func TestValidationError(t *testing.T) {
 				t.Errorf("JSON round trip = %+v, %v", back, err)
 			}
 		})
+	}
+}
+
+func ExampleCollection_Validate() {
+	cfg, err := ParseConfig("graft.yaml", []byte(`version: 1
+collections:
+  authors: {}
+  posts:
+    fields:
+      title: {type: string, required: true, maxLength: 20}
+      tags:  {type: array, of: {type: string}}
+      author: {type: reference, to: authors}
+`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	posts, _ := cfg.Collection("posts")
+	exists := func(collection, slug string) bool { return collection == "authors" && slug == "jane" }
+	issues := posts.Validate(map[string]any{"tags": []any{"go", 7}, "author": "joe"}, exists)
+	for _, is := range issues {
+		fmt.Println(is.Path, is.Code, is.Message)
+	}
+	fmt.Println(ValidationError("posts", issues).Fix)
+	// Output:
+	// title SCHEMA_VALIDATION_FAILED is required
+	// tags[1] SCHEMA_VALIDATION_FAILED must be a string, got a number
+	// author CONTENT_REFERENCE_NOT_FOUND no document "joe" in collection authors
+	// Fix title first (is required), then every other field in details.issues; describe_schema shows the rules.
+}
+
+func BenchmarkValidate(b *testing.B) {
+	cfg, err := ParseConfig("graft.yaml", []byte("version: 1\ncollections:\n  posts:\n    strict: true\n    fields:\n      "+
+		strings.Join(schemaAllTypes, "\n      ")+"\n  authors: {}\n"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	posts, _ := cfg.Collection("posts")
+	data := map[string]any{"title": "Hello", "body": "b", "n": 1.5, "count": 2, "draft": true,
+		"at": "2024-05-01T09:30:00Z", "day": "2024-05-01", "status": "live", "author": "team/jane",
+		"cover": map[string]any{"key": "a.png"}, "seo": map[string]any{"title": "S"}, "tags": []any{"a", "b"}}
+	refs := func(string, string) bool { return true }
+	b.ReportAllocs()
+	for b.Loop() {
+		if issues := posts.Validate(data, refs); len(issues) != 0 {
+			b.Fatal(issues)
+		}
 	}
 }
