@@ -131,8 +131,10 @@ type FunctionAccess struct {
 
 // RateLimit is "Count calls per Per", written "5/1m" in graft.yaml.
 type RateLimit struct {
+	// Count is the number of calls allowed in each period.
 	Count int
-	Per   time.Duration
+	// Per is the period.
+	Per time.Duration
 }
 
 // String returns the limit in graft.yaml's notation, e.g. "5/1m0s".
