@@ -12,15 +12,15 @@ import (
 	"github.com/graft-studio/graft/errs"
 )
 
-// siteDir is a project whose graft.yaml is DESIGN §3's example.
-const siteDir = "testdata/config/site"
+// cfgSiteDir is a project whose graft.yaml is DESIGN §3's example.
+const cfgSiteDir = "testdata/config/site"
 
 func TestLoadConfigExample(t *testing.T) {
-	c, err := LoadConfig(siteDir)
+	c, err := LoadConfig(cfgSiteDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	abs, _ := filepath.Abs(siteDir)
+	abs, _ := filepath.Abs(cfgSiteDir)
 	if c.Dir != abs || c.File != filepath.Join(abs, ConfigFileName) {
 		t.Errorf("Dir, File = %q, %q", c.Dir, c.File)
 	}
@@ -127,12 +127,12 @@ func TestParseConfigDefaults(t *testing.T) {
 	}
 }
 
-// fieldsYAML is a config whose collection posts declares its fields from line 5.
-const fieldsYAML = "version: 1\ncollections:\n  posts:\n    fields:\n"
+// cfgFieldsYAML is a config whose collection posts declares its fields from line 5.
+const cfgFieldsYAML = "version: 1\ncollections:\n  posts:\n    fields:\n"
 
 func TestParseConfigErrors(t *testing.T) {
 	f := func(lines ...string) string { // fields, one per line, from line 5
-		return fieldsYAML + "      " + strings.Join(lines, "\n      ") + "\n"
+		return cfgFieldsYAML + "      " + strings.Join(lines, "\n      ") + "\n"
 	}
 	tests := []struct {
 		name, yaml string
@@ -266,7 +266,7 @@ func TestParseConfigErrors(t *testing.T) {
 }
 
 func TestParseConfigMessageExample(t *testing.T) {
-	y := fieldsYAML + "      title: {type: string}\n" + strings.Repeat("      # note\n", 6) + "      date: {type: datetme}\n"
+	y := cfgFieldsYAML + "      title: {type: string}\n" + strings.Repeat("      # note\n", 6) + "      date: {type: datetme}\n"
 	_, err := ParseConfig("graft.yaml", []byte(y))
 	want := `graft.yaml:12: collections.posts.fields.date: unknown type "datetme"`
 	if e, _ := errs.As(err); e == nil || e.Message != want {
@@ -340,7 +340,7 @@ func TestLoadAndFindConfig(t *testing.T) {
 }
 
 func TestConfigCollectionNotFound(t *testing.T) {
-	c, err := LoadConfig(siteDir)
+	c, err := LoadConfig(cfgSiteDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,7 +404,7 @@ collections:
 }
 
 func BenchmarkParseConfig(b *testing.B) {
-	data, err := os.ReadFile(filepath.Join(siteDir, ConfigFileName))
+	data, err := os.ReadFile(filepath.Join(cfgSiteDir, ConfigFileName))
 	if err != nil {
 		b.Fatal(err)
 	}

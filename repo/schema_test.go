@@ -117,7 +117,7 @@ func TestJSONSchemaShape(t *testing.T) {
 }
 
 func TestJSONSchemas(t *testing.T) {
-	c, err := LoadConfig(siteDir)
+	c, err := LoadConfig(cfgSiteDir)
 	if err != nil {
 		t.Fatal(err)
 	}
