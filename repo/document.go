@@ -46,9 +46,9 @@ const (
 // original bytes so that Update and Patch can rewrite only what changed.
 //
 // Values in Data are JSON-like: map[string]any, []any, string, bool, nil,
-// int64, uint64 (only for integers above MaxInt64), float64, and for TOML
-// dates time.Time or the go-toml local date/time types. YAML timestamps stay
-// strings (as yaml.v3 reads them into an interface).
+// int64, uint64 (only for integers above MaxInt64), float64, and for dates
+// time.Time (YAML timestamps, TOML offset date-times) or the go-toml local
+// types toml.LocalDate, toml.LocalDateTime and toml.LocalTime.
 type Parsed struct {
 	// Format is the frontmatter syntax, FormatNone when there is none.
 	Format FrontmatterFormat
@@ -378,8 +378,12 @@ func DataEqual(a, b any) bool {
 		return fa == fb || (math.IsNaN(fa) && math.IsNaN(fb))
 	}
 	if ta, ok := docTime(a); ok {
-		tb, ok := docTime(b)
-		return ok && ta.Equal(tb)
+		if sb, ok := b.(string); ok {
+			a, b = sb, ta
+		} else {
+			tb, ok := docTime(b)
+			return ok && ta.Equal(tb)
+		}
 	}
 	switch ta := a.(type) {
 	case map[string]any:
