@@ -89,6 +89,9 @@ func IsDocumentFile(name string) bool {
 // FormatOf returns the document format of a file name: "mdx" for .mdx,
 // "md" for .md and .markdown, "" for anything else.
 func FormatOf(name string) string {
+	if !IsDocumentFile(name) {
+		return ""
+	}
 	switch strings.ToLower(pathDocExt(name)) {
 	case ".mdx":
 		return "mdx"
