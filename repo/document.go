@@ -768,6 +768,20 @@ func (e *docLineEdit) bytes() []byte {
 	return b.Bytes()
 }
 
+// docWithHeadComment extends a span upwards over the column-1 comment lines
+// directly above it (no blank line between): the comment of a removed key
+// goes with it.
+func docWithHeadComment(lines [][]byte, s docSpan) docSpan {
+	for s.start > 0 {
+		t := bytes.TrimRight(lines[s.start-1], " \t\r\n")
+		if len(t) == 0 || t[0] != '#' {
+			break
+		}
+		s.start--
+	}
+	return s
+}
+
 // docTrimSpan shrinks a key's span so that trailing blank lines and
 // column-1 comments (which belong to the next key) stay untouched.
 func docTrimSpan(lines [][]byte, s docSpan, keepBlank bool) docSpan {

@@ -303,7 +303,8 @@ func TestPatchChangesOnlyThatKey(t *testing.T) {
 			[]string{"  First.\n", "\n", "  Second.\n"}, []string{"  Only.\n"}},
 		{"yaml last key", yamlDoc, map[string]any{"weight": 6}, nil,
 			[]string{"weight: 5\n"}, []string{"weight: 6\n"}},
-		{"yaml unset", yamlDoc, nil, []string{"tags"}, []string{"tags: [a, b]\n"}, nil},
+		{"yaml unset takes its comment along", yamlDoc, nil, []string{"tags"}, []string{"# taxonomy\n", "tags: [a, b]\n"}, nil},
+		{"yaml unset and set", yamlDoc, map[string]any{"weight": 1}, []string{"desc"}, []string{"desc: |\n", "  First.\n", "\n", "  Second.\n", "\n", "# last\n", "weight: 5\n"}, []string{"\n", "# last\n", "weight: 1\n"}},
 		{"yaml added key goes last", yamlDoc, map[string]any{"draft": true}, nil, nil, []string{"draft: true\n"}},
 		{"yaml same value changes nothing", yamlDoc, map[string]any{"weight": 5.0}, nil, nil, nil},
 		{"toml scalar", tomlDoc, map[string]any{"title": "New title"}, nil,
@@ -313,6 +314,7 @@ func TestPatchChangesOnlyThatKey(t *testing.T) {
 		{"toml table", tomlDoc, map[string]any{"params": map[string]any{"color": "blue"}}, nil,
 			[]string{"  color = 'red'\n"}, []string{"color = 'blue'\n"}},
 		{"toml unset", tomlDoc, nil, []string{"weight"}, []string{"weight = 5\n"}, nil},
+		{"toml unset table with its comment", tomlDoc, nil, []string{"params"}, []string{"# params\n", "[params]\n", "  color = 'red'\n"}, nil},
 		{"toml added plain key goes after plain keys", tomlDoc, map[string]any{"draft": true}, nil, nil, []string{"draft = true\n"}},
 	}
 	for _, tt := range tests {

@@ -190,7 +190,7 @@ func fmEditTOML(content []byte, changes map[string]any, removed []string, nl str
 	for _, k := range keys {
 		if gone[k.name] {
 			for _, s := range k.spans {
-				edit.remove(s)
+				edit.remove(docWithHeadComment(edit.lines, s))
 			}
 			continue
 		}

@@ -324,7 +324,7 @@ func fmEditYAML(content []byte, changes map[string]any, removed []string, nl str
 			span = docTrimSpan(edit.lines, span, keepBlank)
 			name := key.Value
 			if gone[name] {
-				edit.remove(span)
+				edit.remove(docWithHeadComment(edit.lines, span))
 				continue
 			}
 			v, ok := changes[name]
