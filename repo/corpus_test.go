@@ -120,3 +120,38 @@ func checkOnlyKeyLinesChanged(p *Parsed, out []byte, key string) string {
 	}
 	return ""
 }
+
+// BenchmarkParseHugoCorpus parses every document of the Hugo docs corpus.
+func BenchmarkParseHugoCorpus(b *testing.B) {
+	files := fixtures.HugoDocsOrSkip(b)
+	var size int64
+	for _, f := range files {
+		size += int64(len(f.Data))
+	}
+	b.SetBytes(size)
+	for b.Loop() {
+		for _, f := range files {
+			if _, err := ParseDocument(f.Data); err != nil && IsDocumentFile(f.Path) {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkPatchHugoCorpus patches the title of every Hugo docs document.
+func BenchmarkPatchHugoCorpus(b *testing.B) {
+	files := fixtures.HugoDocsOrSkip(b)
+	var docs []*Parsed
+	for _, f := range files {
+		if p, err := ParseDocument(f.Data); err == nil && IsDocumentFile(f.Path) && p.Format != FormatNone {
+			docs = append(docs, p)
+		}
+	}
+	for b.Loop() {
+		for _, p := range docs {
+			if _, err := p.Patch(map[string]any{"title": "Benchmark"}, nil, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

@@ -500,3 +500,38 @@ func TestDataEqual(t *testing.T) {
 		}
 	}
 }
+
+// TestPatchFallsBackToWholeBlock: layouts where line edits are unsafe
+// (flow or indented top-level mappings, a key that is both a plain TOML key
+// and a table) are rewritten as a whole and still read back right.
+func TestPatchFallsBackToWholeBlock(t *testing.T) {
+	docs := []string{
+		"---\n{a: 1, b: [x]}\n---\nBody",
+		"---\n  a: 1\n  b: 2\n---\nBody",
+		"---\na: 1\n<<: {m: 2}\n---\nBody",
+		"+++\na.x = 1\n[a.y]\nz = 2\n+++\nBody",
+	}
+	for _, d := range docs {
+		p, err := ParseDocument([]byte(d))
+		if err != nil {
+			t.Fatalf("%q: %v", d, err)
+		}
+		want := map[string]any{}
+		for k, v := range p.Data {
+			want[k] = v
+		}
+		want["a"] = "changed"
+		want["new"] = []any{"n"}
+		out, err := p.Update(want, p.Body)
+		if err != nil {
+			t.Fatalf("%q: Update: %v", d, err)
+		}
+		q, err := ParseDocument(out)
+		if err != nil {
+			t.Fatalf("%q: result does not parse: %v\n%s", d, err, out)
+		}
+		if !DataEqual(q.Data, want) || string(q.Body) != "Body" {
+			t.Errorf("%q: read back %#v %q, want %#v", d, q.Data, q.Body, want)
+		}
+	}
+}
