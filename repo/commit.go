@@ -39,6 +39,10 @@ type Signature struct {
 // commitCommitter is graft, the committer of every commit it makes.
 var commitCommitter = Signature{Name: "graft", Email: "graft@graft.invalid"}
 
+// commitTestHookBeforeCAS, when set (tests only), runs between building a
+// commit and moving the ref.
+var commitTestHookBeforeCAS func(attempt int)
+
 // commitMaxAttempts bounds how often a commit is rebuilt because the branch moved.
 const commitMaxAttempts = 20
 
@@ -143,6 +147,9 @@ func (r *Repo) Commit(ctx context.Context, req CommitRequest) (CommitResult, err
 		}
 		if err := w.sync(); err != nil {
 			return CommitResult{}, err
+		}
+		if commitTestHookBeforeCAS != nil {
+			commitTestHookBeforeCAS(attempt)
 		}
 		err = r.refUpdate(ref, tip, res.Commit)
 		var moved *errRefMoved
