@@ -46,6 +46,20 @@ func gitTry(dir string, args ...string) (string, error) {
 	return strings.TrimSpace(out.String()), nil
 }
 
+// gitPipe runs the real git with stdin and returns its stdout.
+func gitPipe(t testing.TB, dir, stdin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = gitTestEnv()
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git %s: %v", strings.Join(args, " "), err)
+	}
+	return string(out)
+}
+
 // gitFsck runs `git fsck --strict` and fails the test unless it is clean.
 func gitFsck(t testing.TB, r *Repo) {
 	t.Helper()
