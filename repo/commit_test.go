@@ -249,3 +249,18 @@ func TestCommitConcurrentGoroutines(t *testing.T) {
 	}
 	gitFsck(t, r)
 }
+
+// BenchmarkCommit measures one single-file commit (objects fsynced, ref moved
+// with the lock-file protocol) on a branch of growing size.
+func BenchmarkCommit(b *testing.B) {
+	r := newTestRepo(b, true)
+	commitFiles(b, r, "main", map[string]string{"seed.md": "s"})
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		path := fmt.Sprintf("content/posts/%06d.md", i)
+		if _, err := r.Commit(context.Background(), CommitRequest{Branch: "main", Message: "bench",
+			Changes: []Change{{Path: path, Content: []byte(path)}}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
