@@ -1,0 +1,191 @@
+package repo
+
+import (
+	"errors"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/graft-studio/graft/errs"
+)
+
+// branchParentTrailer is the trailer that records a branch's parent in Git
+// itself, on the empty commit that starts the branch, so that it survives a clone.
+const branchParentTrailer = "Graft-Parent"
+
+// Branch is one branch of the repository.
+type Branch struct {
+	// Name is the branch name without "refs/heads/".
+	Name string
+	// Head is the commit the branch points at.
+	Head string
+	// Parent is the branch it was created from ("" when not recorded).
+	Parent string
+}
+
+// CreateBranch creates branch name from the tip of branch from. Its first
+// commit is an empty commit on from's tip (same tree) whose message carries a
+// "Graft-Parent: <from>" trailer. It returns that commit. Errors: BRANCH_INVALID,
+// BRANCH_NOT_FOUND (from), BRANCH_EXISTS (name, or a name clashing with it as
+// file and folder).
+func (r *Repo) CreateBranch(name, from string, author Signature) (string, error) {
+	if err := gitCheckBranchName(name); err != nil {
+		return "", err
+	}
+	if err := gitCheckBranchName(from); err != nil {
+		return "", err
+	}
+	tip, ok, err := r.Head(from)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "", gitBranchNotFound(from)
+	}
+	if _, exists, err := r.Head(name); err != nil {
+		return "", err
+	} else if exists {
+		return "", branchExists(name)
+	}
+	if err := r.commitCheckNewBranch(name); err != nil {
+		return "", err
+	}
+	tree, err := r.gitCommitTree(tip)
+	if err != nil {
+		return "", err
+	}
+	msg := "Create branch " + name + " from " + from + "\n\n" + branchParentTrailer + ": " + from + "\n"
+	r.mu.Lock()
+	w := &commitWriter{r: r}
+	sha, err := w.commit(tree, tip, msg, author)
+	r.mu.Unlock()
+	if err != nil {
+		return "", err
+	}
+	if err := w.sync(); err != nil {
+		return "", err
+	}
+	err = r.refUpdate(plumbing.NewBranchReferenceName(name).String(), "", sha)
+	var moved *errRefMoved
+	if errors.As(err, &moved) {
+		return "", branchExists(name)
+	}
+	if err != nil {
+		return "", err
+	}
+	return sha, nil
+}
+
+func branchExists(name string) *errs.Error {
+	return errs.New(errs.BranchExists, "branch %q already exists", name).With("branch", name).
+		WithFix("Pick another name or delete the existing branch first.")
+}
+
+// BranchParent returns the parent recorded for a branch: the Graft-Parent
+// trailer of the nearest commit carrying one, walking first parents back from
+// the tip ("" when none does). BRANCH_NOT_FOUND when the branch does not exist.
+func (r *Repo) BranchParent(name string) (string, error) {
+	tip, ok, err := r.Head(name)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "", gitBranchNotFound(name)
+	}
+	return r.branchParentFrom(tip)
+}
+
+// branchParentFrom walks first parents from commit until a Graft-Parent
+// trailer. Answers are cached per commit (commits never change).
+func (r *Repo) branchParentFrom(commit string) (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var seen []string
+	answer := ""
+	h := plumbing.NewHash(commit)
+	for {
+		if v, ok := r.parentCache[h.String()]; ok {
+			answer = v
+			break
+		}
+		c, err := r.repo.CommitObject(h)
+		if err != nil {
+			return "", errs.New(errs.Internal, "read commit %s: %v", h, err)
+		}
+		seen = append(seen, h.String())
+		if v, ok := branchTrailer(c.Message, branchParentTrailer); ok {
+			answer = v
+			break
+		}
+		if len(c.ParentHashes) == 0 {
+			break
+		}
+		h = c.ParentHashes[0]
+	}
+	for _, s := range seen {
+		r.parentCache[s] = answer
+	}
+	return answer, nil
+}
+
+// branchTrailer returns the value of trailer key in the last paragraph of a
+// commit message.
+func branchTrailer(message, key string) (string, bool) {
+	msg := strings.TrimRight(message, "\n")
+	if i := strings.LastIndex(msg, "\n\n"); i >= 0 {
+		msg = msg[i+2:]
+	} else {
+		return "", false // a subject line alone has no trailers
+	}
+	for _, line := range strings.Split(msg, "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if ok && strings.EqualFold(strings.TrimSpace(k), key) {
+			return strings.TrimSpace(v), true
+		}
+	}
+	return "", false
+}
+
+// Branches returns every branch with its tip and recorded parent, sorted by name.
+func (r *Repo) Branches() ([]Branch, error) {
+	all, err := r.refBranches()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Branch, 0, len(all))
+	for name, head := range all {
+		parent, err := r.branchParentFrom(head)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Branch{Name: name, Head: head, Parent: parent})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// DeleteBranch deletes a branch (loose ref and packed-refs entry) if it still
+// points at expected ("" = whatever it points at now). BRANCH_NOT_FOUND when
+// it does not exist; BRANCH_INVALID for the branch HEAD names; COMMIT_FAILED
+// with details.reason "ref-moved" when it moved (see IsRefMoved).
+func (r *Repo) DeleteBranch(name, expected string) error {
+	if err := gitCheckBranchName(name); err != nil {
+		return err
+	}
+	if name == r.DefaultBranch() {
+		return errs.New(errs.BranchInvalid, "branch %q is the one HEAD names; it cannot be deleted", name).
+			With("branch", name)
+	}
+	cur, ok, err := r.Head(name)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return gitBranchNotFound(name)
+	}
+	if expected == "" {
+		expected = cur
+	}
+	return r.UpdateRef(plumbing.NewBranchReferenceName(name).String(), expected, "")
+}

@@ -1,0 +1,597 @@
+package repo
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/graft-studio/graft/errs"
+)
+
+// Repo is a Git repository that graft reads and commits to. Objects are read
+// and written through go-git; branch refs are moved by graft itself with Git's
+// lock-file protocol (see refs.go), so that graft and the real git binary can
+// work on the same repository at the same time.
+//
+// A Repo is safe for concurrent use: one mutex serialises every go-git call,
+// a per-branch mutex serialises this process's commits to one branch, and the
+// check-and-set on the ref protects against other processes.
+type Repo struct {
+	mu   sync.Mutex // guards every call into go-git and parentCache
+	repo *git.Repository
+
+	path      string // worktree root, or the git dir of a bare repository
+	gitDir    string // the directory holding HEAD
+	commonDir string // the directory holding refs, packed-refs and objects
+	bare      bool
+
+	branchMu    sync.Mutex
+	branchLocks map[string]*sync.Mutex
+
+	parentCache map[string]string // commit SHA → Graft-Parent found from it
+}
+
+// OpenRepo opens the repository at path: the root of a worktree (with a .git
+// folder, or a .git file of a linked worktree) or a bare repository's folder.
+func OpenRepo(path string) (*Repo, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, errs.New(errs.InvalidPath, "cannot resolve %q: %v", path, err)
+	}
+	gitDir, bare, err := gitFindDir(abs)
+	if err != nil {
+		return nil, err
+	}
+	commonDir := gitDir
+	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		c := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(gitDir, c)
+		}
+		commonDir = filepath.Clean(c)
+	}
+	g, err := git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	if err != nil {
+		return nil, errs.New(errs.Internal, "open Git repository %s: %v", abs, err)
+	}
+	return gitNewRepo(g, abs, gitDir, commonDir, bare)
+}
+
+// InitRepo creates a repository at path (bare or with a worktree) whose
+// initial branch is "main", and opens it.
+func InitRepo(path string, bare bool) (*Repo, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, errs.New(errs.InvalidPath, "cannot resolve %q: %v", path, err)
+	}
+	g, err := git.PlainInitWithOptions(abs, &git.PlainInitOptions{
+		Bare:        bare,
+		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")},
+	})
+	if errors.Is(err, git.ErrRepositoryAlreadyExists) {
+		return nil, errs.New(errs.AlreadyInitialized, "%s already holds a Git repository", abs).
+			WithFix("Open it instead of creating it.")
+	}
+	if err != nil {
+		return nil, errs.New(errs.Internal, "create Git repository %s: %v", abs, err)
+	}
+	gitDir := abs
+	if !bare {
+		gitDir = filepath.Join(abs, ".git")
+	}
+	return gitNewRepo(g, abs, gitDir, gitDir, bare)
+}
+
+func gitNewRepo(g *git.Repository, path, gitDir, commonDir string, bare bool) (*Repo, error) {
+	// graft reads refs itself (loose files and packed-refs); a reftable
+	// repository keeps them elsewhere, so refuse it rather than misread it.
+	if cfg, err := g.Config(); err == nil {
+		if strings.EqualFold(cfg.Raw.Section("extensions").Option("refStorage"), "reftable") {
+			return nil, errs.New(errs.Internal, "%s stores refs in a reftable, which graft does not support", path).
+				WithFix("Convert the repository to the files ref backend (`git refs migrate --ref-format=files`).")
+		}
+	}
+	return &Repo{
+		repo:        g,
+		path:        path,
+		gitDir:      gitDir,
+		commonDir:   commonDir,
+		bare:        bare,
+		branchLocks: map[string]*sync.Mutex{},
+		parentCache: map[string]string{},
+	}, nil
+}
+
+// gitFindDir locates the git dir of the repository whose root is path.
+func gitFindDir(path string) (gitDir string, bare bool, err error) {
+	dotGit := filepath.Join(path, ".git")
+	fi, statErr := os.Stat(dotGit)
+	switch {
+	case statErr == nil && fi.IsDir():
+		return dotGit, false, nil
+	case statErr == nil:
+		b, err := os.ReadFile(dotGit)
+		if err != nil {
+			return "", false, errs.New(errs.Internal, "read %s: %v", dotGit, err)
+		}
+		line := strings.TrimSpace(string(b))
+		dir, ok := strings.CutPrefix(line, "gitdir:")
+		if !ok {
+			return "", false, errs.New(errs.Internal, "%s is not a gitdir file", dotGit)
+		}
+		dir = strings.TrimSpace(dir)
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(path, dir)
+		}
+		return filepath.Clean(dir), false, nil
+	}
+	if gitIsFile(filepath.Join(path, "HEAD")) && gitIsDir(filepath.Join(path, "objects")) && gitIsDir(filepath.Join(path, "refs")) {
+		return path, true, nil
+	}
+	return "", false, errs.New(errs.ConfigNotFound, "%s is not a Git repository", path).
+		WithFix("Run `git init` (or `graft init`) there, or point at the repository's root.")
+}
+
+func gitIsFile(p string) bool { fi, err := os.Stat(p); return err == nil && fi.Mode().IsRegular() }
+func gitIsDir(p string) bool  { fi, err := os.Stat(p); return err == nil && fi.IsDir() }
+
+// Path returns the repository's root: the worktree root, or the bare repository's folder.
+func (r *Repo) Path() string { return r.path }
+
+// GitDir returns the directory that holds HEAD (".git" of a worktree, or the bare folder).
+func (r *Repo) GitDir() string { return r.gitDir }
+
+// Bare reports whether the repository has no worktree.
+func (r *Repo) Bare() bool { return r.bare }
+
+// DefaultBranch returns the branch HEAD names, even when it has no commits yet.
+// It returns "main" when HEAD is detached or unreadable.
+func (r *Repo) DefaultBranch() string {
+	b, err := os.ReadFile(filepath.Join(r.gitDir, "HEAD"))
+	if err != nil {
+		return "main"
+	}
+	target, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "ref:")
+	if !ok {
+		return "main"
+	}
+	name, ok := strings.CutPrefix(strings.TrimSpace(target), "refs/heads/")
+	if !ok {
+		return "main"
+	}
+	return name
+}
+
+// Head returns the commit a branch points at; ok is false when the branch does
+// not exist (or has no commits yet).
+func (r *Repo) Head(branch string) (commit string, ok bool, err error) {
+	if err := gitCheckBranchName(branch); err != nil {
+		return "", false, err
+	}
+	return r.refRead(plumbing.NewBranchReferenceName(branch).String())
+}
+
+// Resolve returns the commit SHA named by ref: a branch name (tried first) or
+// a full 40-hex commit SHA. It fails with BRANCH_NOT_FOUND otherwise.
+func (r *Repo) Resolve(ref string) (string, error) {
+	if gitCheckBranchName(ref) == nil {
+		sha, ok, err := r.Head(ref)
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			return sha, nil
+		}
+	}
+	if gitIsSHA(ref) {
+		r.mu.Lock()
+		_, err := r.repo.CommitObject(plumbing.NewHash(ref))
+		r.mu.Unlock()
+		if err == nil {
+			return ref, nil
+		}
+	}
+	return "", gitBranchNotFound(ref)
+}
+
+func gitBranchNotFound(name string) *errs.Error {
+	return errs.New(errs.BranchNotFound, "branch %q does not exist", name).With("branch", name).
+		WithFix("List the branches (`graft branch list`) and use one of them.")
+}
+
+// gitRootTree returns the root tree of ref. The HEAD branch before its first
+// commit reads as the empty tree (the zero hash).
+func (r *Repo) gitRootTree(ref string) (plumbing.Hash, error) {
+	sha, err := r.Resolve(ref)
+	if err != nil {
+		if errs.Is(err, errs.BranchNotFound) && ref == r.DefaultBranch() {
+			return plumbing.ZeroHash, nil
+		}
+		return plumbing.ZeroHash, err
+	}
+	return r.gitCommitTree(sha)
+}
+
+// gitCommitTree returns the tree of a commit ("" = the empty tree, zero hash).
+func (r *Repo) gitCommitTree(sha string) (plumbing.Hash, error) {
+	if sha == "" {
+		return plumbing.ZeroHash, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, err := r.repo.CommitObject(plumbing.NewHash(sha))
+	if err != nil {
+		return plumbing.ZeroHash, errs.New(errs.Internal, "read commit %s: %v", sha, err)
+	}
+	return c.TreeHash, nil
+}
+
+// gitEntries returns the entries of a tree (none for the zero hash).
+// The caller holds r.mu.
+func (r *Repo) gitEntries(tree plumbing.Hash) ([]object.TreeEntry, error) {
+	if tree.IsZero() {
+		return nil, nil
+	}
+	t, err := object.GetTree(r.repo.Storer, tree)
+	if err != nil {
+		return nil, errs.New(errs.Internal, "read tree %s: %v", tree, err)
+	}
+	return t.Entries, nil
+}
+
+func gitFindEntry(entries []object.TreeEntry, name string) (object.TreeEntry, bool) {
+	for _, e := range entries {
+		if e.Name == name {
+			return e, true
+		}
+	}
+	return object.TreeEntry{}, false
+}
+
+// gitIsBlob reports whether a tree entry is a file (regular, executable or symlink).
+func gitIsBlob(m filemode.FileMode) bool {
+	return m == filemode.Regular || m == filemode.Executable || m == filemode.Deprecated || m == filemode.Symlink
+}
+
+// gitLookupKind says what a path names in a tree.
+type gitLookupKind int
+
+const (
+	gitMissing gitLookupKind = iota
+	gitFile                  // a regular or executable file
+	gitDir                   // a folder
+	gitOther                 // a submodule, or a file where a folder is expected
+)
+
+// gitLookup walks segs down from root. A symlink entry on the way, or at the
+// end, is INVALID_PATH (dangling or not; symlinks are never followed).
+// The caller holds r.mu.
+func (r *Repo) gitLookup(root plumbing.Hash, segs []string, path string) (object.TreeEntry, gitLookupKind, error) {
+	tree := root
+	for i, seg := range segs {
+		entries, err := r.gitEntries(tree)
+		if err != nil {
+			return object.TreeEntry{}, 0, err
+		}
+		e, ok := gitFindEntry(entries, seg)
+		if !ok {
+			return object.TreeEntry{}, gitMissing, nil
+		}
+		if e.Mode == filemode.Symlink {
+			return e, 0, gitSymlinkError(path, strings.Join(segs[:i+1], "/"))
+		}
+		last := i == len(segs)-1
+		switch {
+		case e.Mode == filemode.Dir && last:
+			return e, gitDir, nil
+		case e.Mode == filemode.Dir:
+			tree = e.Hash
+		case last && gitIsBlob(e.Mode):
+			return e, gitFile, nil
+		default:
+			return e, gitOther, nil
+		}
+	}
+	return object.TreeEntry{Mode: filemode.Dir, Hash: root}, gitDir, nil
+}
+
+func gitSymlinkError(path, link string) *errs.Error {
+	return errs.New(errs.InvalidPath, "path %q goes through the symlink %q", path, link).
+		With("path", path).With("symlink", link).
+		WithFix("Use a path with no symlinks; graft never follows them.")
+}
+
+// ReadFile returns the bytes of the file at path on ref (a branch or commit)
+// and its version (the blob SHA). It fails with DOCUMENT_NOT_FOUND when there
+// is no file there (the HEAD branch before its first commit is an empty tree)
+// and with INVALID_PATH when the path is not clean or any segment of it is a
+// symlink.
+func (r *Repo) ReadFile(ref, path string) ([]byte, string, error) {
+	segs, err := gitSplitPath(path)
+	if err != nil {
+		return nil, "", err
+	}
+	root, err := r.gitRootTree(ref)
+	if err != nil {
+		return nil, "", err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, kind, err := r.gitLookup(root, segs, path)
+	if err != nil {
+		return nil, "", err
+	}
+	if kind != gitFile {
+		return nil, "", errs.New(errs.DocumentNotFound, "no file %q on %s", path, ref).
+			With("path", path).With("ref", ref)
+	}
+	blob, err := object.GetBlob(r.repo.Storer, e.Hash)
+	if err != nil {
+		return nil, "", errs.New(errs.Internal, "read blob %s: %v", e.Hash, err)
+	}
+	rd, err := blob.Reader()
+	if err != nil {
+		return nil, "", errs.New(errs.Internal, "read blob %s: %v", e.Hash, err)
+	}
+	defer rd.Close()
+	var buf bytes.Buffer
+	buf.Grow(int(blob.Size))
+	if _, err := buf.ReadFrom(rd); err != nil {
+		return nil, "", errs.New(errs.Internal, "read blob %s: %v", e.Hash, err)
+	}
+	return buf.Bytes(), e.Hash.String(), nil
+}
+
+// File is one file of a tree.
+type File struct {
+	// Path is the file's path from the repository root, with '/' separators.
+	Path string
+	// Version is the blob SHA.
+	Version string
+	// Symlink is true for a symlink entry (never followed; reading it is INVALID_PATH).
+	Symlink bool
+}
+
+// ListFiles returns every file below dir ("" = the whole tree) on ref,
+// recursively, sorted by path. Symlink entries are listed and flagged, not
+// followed; submodules are left out. A dir that does not exist lists nothing.
+func (r *Repo) ListFiles(ref, dir string) ([]File, error) {
+	segs, err := gitSplitDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	root, err := r.gitRootTree(ref)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, kind, err := r.gitLookup(root, segs, dir)
+	if err != nil || kind != gitDir {
+		return nil, err
+	}
+	var out []File
+	var walk func(prefix string, tree plumbing.Hash) error
+	walk = func(prefix string, tree plumbing.Hash) error {
+		entries, err := r.gitEntries(tree)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			p := gitJoin(prefix, e.Name)
+			switch {
+			case e.Mode == filemode.Dir:
+				if err := walk(p, e.Hash); err != nil {
+					return err
+				}
+			case gitIsBlob(e.Mode):
+				out = append(out, File{Path: p, Version: e.Hash.String(), Symlink: e.Mode == filemode.Symlink})
+			}
+		}
+		return nil
+	}
+	if err := walk(strings.Join(segs, "/"), e.Hash); err != nil {
+		return nil, err
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+// FileChange is one file that differs between two trees.
+type FileChange struct {
+	// Path is the file's path from the repository root.
+	Path string
+	// From is the old blob SHA, "" when the file was added.
+	From string
+	// To is the new blob SHA, "" when the file was deleted.
+	To string
+	// Symlink is true when the entry (the new one, or the deleted one) is a symlink.
+	Symlink bool
+}
+
+// Diff returns the files below dir ("" = everywhere) that differ between two
+// commits (branch names are accepted too), sorted by path. fromCommit ""
+// stands for the empty tree. Subtrees with the same hash on both sides are
+// skipped without being read. A rename shows as a delete and an add.
+func (r *Repo) Diff(fromCommit, toCommit, dir string) ([]FileChange, error) {
+	segs, err := gitSplitDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var trees [2]plumbing.Hash
+	for i, ref := range []string{fromCommit, toCommit} {
+		if ref == "" {
+			continue
+		}
+		sha, err := r.Resolve(ref)
+		if err != nil {
+			return nil, err
+		}
+		if trees[i], err = r.gitCommitTree(sha); err != nil {
+			return nil, err
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range trees {
+		e, kind, err := r.gitLookup(trees[i], segs, dir)
+		if err != nil {
+			return nil, err
+		}
+		trees[i] = plumbing.ZeroHash
+		if kind == gitDir {
+			trees[i] = e.Hash
+		}
+	}
+	var out []FileChange
+	if err := r.gitDiffTrees(strings.Join(segs, "/"), trees[0], trees[1], &out); err != nil {
+		return nil, err
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+// gitDiffTrees appends the file changes between trees a and b. Equal hashes
+// (including two empty trees) end the walk at once. The caller holds r.mu.
+func (r *Repo) gitDiffTrees(prefix string, a, b plumbing.Hash, out *[]FileChange) error {
+	if a == b {
+		return nil
+	}
+	ea, err := r.gitEntries(a)
+	if err != nil {
+		return err
+	}
+	eb, err := r.gitEntries(b)
+	if err != nil {
+		return err
+	}
+	type pair struct{ a, b *object.TreeEntry }
+	byName := map[string]*pair{}
+	var names []string
+	for _, side := range []struct {
+		entries []object.TreeEntry
+		isA     bool
+	}{{ea, true}, {eb, false}} {
+		for i := range side.entries {
+			e := &side.entries[i]
+			p := byName[e.Name]
+			if p == nil {
+				p = &pair{}
+				byName[e.Name] = p
+				names = append(names, e.Name)
+			}
+			if side.isA {
+				p.a = e
+			} else {
+				p.b = e
+			}
+		}
+	}
+	for _, name := range names {
+		p := byName[name]
+		path := gitJoin(prefix, name)
+		var treeA, treeB, blobA, blobB plumbing.Hash
+		var linkA, linkB bool
+		if p.a != nil {
+			if p.a.Mode == filemode.Dir {
+				treeA = p.a.Hash
+			} else if gitIsBlob(p.a.Mode) {
+				blobA, linkA = p.a.Hash, p.a.Mode == filemode.Symlink
+			}
+		}
+		if p.b != nil {
+			if p.b.Mode == filemode.Dir {
+				treeB = p.b.Hash
+			} else if gitIsBlob(p.b.Mode) {
+				blobB, linkB = p.b.Hash, p.b.Mode == filemode.Symlink
+			}
+		}
+		if err := r.gitDiffTrees(path, treeA, treeB, out); err != nil {
+			return err
+		}
+		if blobA == blobB && linkA == linkB {
+			continue
+		}
+		c := FileChange{Path: path, Symlink: linkB || (blobB.IsZero() && linkA)}
+		if !blobA.IsZero() {
+			c.From = blobA.String()
+		}
+		if !blobB.IsZero() {
+			c.To = blobB.String()
+		}
+		*out = append(*out, c)
+	}
+	return nil
+}
+
+func gitJoin(prefix, name string) string {
+	if prefix == "" {
+		return name
+	}
+	return prefix + "/" + name
+}
+
+// gitSplitPath validates a file path and returns its segments. Refused with
+// INVALID_PATH: empty, absolute, NUL bytes, empty, "." or ".." segments, and
+// a ".git" segment.
+func gitSplitPath(path string) ([]string, error) {
+	bad := func(why string) error {
+		return errs.New(errs.InvalidPath, "path %q is not allowed: %s", path, why).With("path", path).
+			WithFix("Use a relative path with '/' separators, no '..', '.', empty or '.git' segments.")
+	}
+	switch {
+	case path == "":
+		return nil, bad("it is empty")
+	case strings.IndexByte(path, 0) >= 0:
+		return nil, bad("it contains a NUL byte")
+	case strings.HasPrefix(path, "/") || filepath.IsAbs(path):
+		return nil, bad("it is absolute")
+	}
+	segs := strings.Split(path, "/")
+	for _, s := range segs {
+		switch {
+		case s == "":
+			return nil, bad("it has an empty segment")
+		case s == "." || s == "..":
+			return nil, bad("it has a '" + s + "' segment")
+		case strings.EqualFold(s, ".git"):
+			return nil, bad("it has a '.git' segment")
+		}
+	}
+	return segs, nil
+}
+
+// gitSplitDir is gitSplitPath for a folder: "" and "." are the root, and one
+// trailing '/' is allowed.
+func gitSplitDir(dir string) ([]string, error) {
+	if dir == "" || dir == "." || dir == "/" {
+		return nil, nil
+	}
+	return gitSplitPath(strings.TrimSuffix(dir, "/"))
+}
+
+func gitIsSHA(s string) bool {
+	if len(s) != 40 {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil && strings.ToLower(s) == s
+}
+
+func gitCheckBranchName(name string) error {
+	if name == "" || plumbing.NewBranchReferenceName(name).Validate() != nil || strings.HasSuffix(name, "/") {
+		return errs.New(errs.BranchInvalid, "%q is not a valid branch name", name).With("branch", name).
+			WithFix("Use lower-case kebab segments joined by '/', e.g. preview/spring-launch.")
+	}
+	return nil
+}
