@@ -141,7 +141,7 @@ func (s *Service) writeOnce(ctx context.Context, c Caller, in WriteContentInput)
 	if current != nil {
 		content, err = current.Parsed.Update(data, []byte(in.Body))
 	} else {
-		content, err = repo.NewDocument(repo.FrontmatterYAML, data, []byte(in.Body))
+		content, err = repo.NewDocument(repo.FormatYAML, data, []byte(in.Body))
 	}
 	if err != nil {
 		return WriteContentOutput{}, err

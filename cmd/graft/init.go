@@ -9,7 +9,10 @@ import (
 )
 
 func (a *app) initCommand() *cobra.Command {
-	var from, sample string
+	var (
+		from   string
+		sample bool
+	)
 	cmd := &cobra.Command{
 		Use:   "init [DIR]",
 		Short: "Create a graft project (or adopt an existing Hugo/Astro site with --from)",
@@ -23,7 +26,7 @@ one open collection per top-level folder of its content root, nothing rewritten.
 			if len(argv) == 1 {
 				dir = argv[0]
 			}
-			out, err := service.Init(service.InitInput{Dir: dir, From: from, Sample: sample}, service.Operator(dir))
+			out, err := service.Init(service.InitInput{Dir: dir, From: from, Sample: sampleName(sample)}, service.Operator(dir))
 			if err != nil {
 				return err
 			}
@@ -35,8 +38,15 @@ one open collection per top-level folder of its content root, nothing rewritten.
 		},
 	}
 	cmd.Flags().StringVar(&from, "from", "", "adopt an existing site: hugo, astro, or its content folder")
-	cmd.Flags().StringVar(&sample, "sample", "", "write a bundled sample site instead (e.g. sample)")
+	cmd.Flags().BoolVar(&sample, "sample", false, "write the bundled sample site (posts, authors, pages, notes) instead")
 	cmd.MarkFlagsMutuallyExclusive("from", "sample")
 	a.jsonFlag(cmd)
 	return cmd
+}
+
+func sampleName(on bool) string {
+	if on {
+		return "sample"
+	}
+	return ""
 }
