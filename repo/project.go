@@ -87,8 +87,15 @@ type Snapshot struct {
 	Problems  []Problem     // sorted by path
 	Unmapped  []string      // sorted
 
-	byKey  map[string]int // collection/slug → index in Documents
-	byPath map[string]int // path → index in Documents
+	byKey  map[string]int      // collection/slug → index in Documents
+	byPath map[string]int      // path → index in Documents
+	dups   map[string][]string // collection/slug → the files that all give it
+}
+
+// Ambiguous returns the files that all resolve to collection/slug, when more
+// than one does (SLUG_NOT_UNIQUE); nil otherwise.
+func (s *Snapshot) Ambiguous(collection, slug string) []string {
+	return s.dups[collection+"/"+slug]
 }
 
 // Lookup finds a document by collection and slug.
@@ -226,6 +233,7 @@ func (p *Project) scanFiles(commit string, files []File) (*Snapshot, error) {
 		key := coll.Name + "/" + slug
 		paths[key] = append(paths[key], DocumentRef{Collection: coll.Name, Slug: slug, Path: f.Path, Version: f.Version})
 	}
+	dups := map[string][]string{}
 	for key, refs := range paths {
 		if len(refs) == 1 {
 			docs = append(docs, refs[0])
@@ -235,12 +243,16 @@ func (p *Project) scanFiles(commit string, files []File) (*Snapshot, error) {
 		for _, r := range refs {
 			all = append(all, r.Path)
 		}
+		sort.Strings(all)
+		dups[key] = all
 		for _, r := range refs {
 			problems = append(problems, Problem{Path: r.Path, Code: errs.SlugNotUnique,
 				Message: "slug " + key + " is also given by " + strings.Join(others(all, r.Path), ", ")})
 		}
 	}
-	return newSnapshot(commit, docs, problems, unmapped), nil
+	snap := newSnapshot(commit, docs, problems, unmapped)
+	snap.dups = dups
+	return snap, nil
 }
 
 func newSnapshot(commit string, docs []DocumentRef, problems []Problem, unmapped []string) *Snapshot {

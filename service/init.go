@@ -225,17 +225,18 @@ func adopt(dir, from string) (string, []string, error) {
 var languageCode = regexp.MustCompile(`^[a-z]{2}(-[a-z]{2,4})?$`)
 
 // singleLanguageDir detects Hugo's multilingual layout with one language:
-// content/<lang>/… with nothing but that folder (and _index files) beside it.
+// content/<lang>/… where that language folder is the only folder (files
+// beside it, such as a LICENSE, stay unmapped).
 func singleLanguageDir(entries []os.DirEntry) (string, bool) {
 	lang := ""
 	for _, e := range entries {
-		switch {
-		case e.IsDir() && languageCode.MatchString(e.Name()) && lang == "":
-			lang = e.Name()
-		case !e.IsDir() && (strings.HasPrefix(e.Name(), "_index.") || !repo.IsDocumentFile(e.Name())):
-		default:
+		if !e.IsDir() {
+			continue
+		}
+		if lang != "" || !languageCode.MatchString(e.Name()) {
 			return "", false
 		}
+		lang = e.Name()
 	}
 	return lang, lang != ""
 }

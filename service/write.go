@@ -113,6 +113,9 @@ func (s *Service) writeOnce(ctx context.Context, c Caller, in WriteContentInput)
 			return WriteContentOutput{}, err
 		}
 		p = ref.Path
+	} else if twins := snap.Ambiguous(coll.Name, in.Slug); twins != nil {
+		return WriteContentOutput{}, errs.New(errs.SlugNotUnique, "%s/%s is given by %d files: %s", coll.Name, in.Slug, len(twins), strings.Join(twins, ", ")).
+			With("paths", twins).WithFix("rename or remove all but one of these files first")
 	} else if other, ok := snap.AtPath(p); ok {
 		return WriteContentOutput{}, errs.New(errs.SlugNotUnique, "path %s already holds %s/%s", p, other.Collection, other.Slug).
 			With("path", p).WithFix("choose another slug")

@@ -1,0 +1,159 @@
+package service
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/fixtures"
+	"github.com/graft-studio/graft/repo"
+)
+
+var operator = Caller{ID: "user:test@example.org", Operator: true}
+
+// openSample builds the sample site as a repository and opens it.
+func openSample(t *testing.T) *Service {
+	t.Helper()
+	s, err := Open(fixtures.SampleRepo(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestCheckHugoCorpus adopts the Hugo docs with `init --from hugo` and checks
+// that every Markdown file is accounted for: a document, a slug problem, or
+// unmapped — and that nothing else is reported.
+func TestCheckHugoCorpus(t *testing.T) {
+	files := fixtures.HugoDocsOrSkip(t)
+	dir := fixtures.FilesRepo(t, files)
+	if _, err := Init(InitInput{Dir: dir, From: "hugo"}, operator); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Project.Config.Content != "content/en" {
+		t.Errorf("content root %q, want content/en", s.Project.Config.Content)
+	}
+	ctx := context.Background()
+	out, err := s.Check(ctx, operator, CheckInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	problemPaths := map[string]errs.Code{}
+	for _, p := range out.Problems {
+		if p.Code != errs.InvalidSlug && p.Code != errs.SlugNotUnique {
+			t.Errorf("unexpected problem %s: %s %s", p.Path, p.Code, p.Message)
+		}
+		problemPaths[p.Path] = p.Code
+	}
+	if problemPaths["content/en/commands/hugo_mod.md"] != errs.InvalidSlug {
+		t.Errorf("commands/hugo_mod.md not reported as INVALID_SLUG; problems: %v", out.Problems)
+	}
+	unmapped := map[string]bool{}
+	for _, u := range out.Unmapped {
+		unmapped[u] = true
+	}
+	for _, want := range []string{"content/en/_index.md", "content/en/documentation.md", "content/en/_common/_index.md"} {
+		if !unmapped[want] {
+			t.Errorf("%s not listed as unmapped", want)
+		}
+	}
+	// Every document is listed by content list, page by page.
+	listed := map[string]bool{}
+	for _, c := range s.Project.Config.Collections {
+		cursor := ""
+		for {
+			page, err := s.ListContent(ctx, operator, ListContentInput{Collection: c.Name, Limit: 100, Cursor: cursor})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, it := range page.Items {
+				if listed[it.Path] {
+					t.Errorf("%s listed twice", it.Path)
+				}
+				listed[it.Path] = true
+			}
+			if cursor = page.NextCursor; cursor == "" {
+				break
+			}
+		}
+	}
+	if len(listed) != out.Documents {
+		t.Errorf("listed %d documents, check counted %d", len(listed), out.Documents)
+	}
+	// Each Markdown file is exactly one of: listed, a problem, unmapped.
+	for _, f := range files {
+		if !strings.HasSuffix(f.Path, ".md") || !strings.HasPrefix(f.Path, "content/en/") {
+			continue // content/LICENSE.md is outside the content root
+		}
+		n := 0
+		for _, in := range []bool{listed[f.Path], problemPaths[f.Path] != "", unmapped[f.Path]} {
+			if in {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s: listed=%v problem=%q unmapped=%v", f.Path, listed[f.Path], problemPaths[f.Path], unmapped[f.Path])
+		}
+	}
+	t.Logf("hugo corpus: %d documents, %d problems, %d unmapped", out.Documents, len(out.Problems), len(out.Unmapped))
+}
+
+func TestCheckReportsEveryKindOfProblem(t *testing.T) {
+	dir := fixtures.SampleRepo(t)
+	extra := []fixtures.File{
+		{Path: "content/posts/Bad_Name.mdx", Data: []byte("---\ntitle: x\ndate: 2026-01-01\n---\n")},
+		{Path: "content/posts/twin.mdx", Data: []byte("---\ntitle: a\ndate: 2026-01-01\n---\n")},
+		{Path: "content/posts/twin/index.mdx", Data: []byte("---\ntitle: b\ndate: 2026-01-01\n---\n")},
+		{Path: "content/posts/renamed.mdx", Data: []byte("---\ntitle: c\ndate: 2026-01-01\nslug: hugo_mod\n---\n")},
+		{Path: "content/posts/no-title.mdx", Data: []byte("---\ndate: 2026-01-01\nauthor: nobody\n---\n")},
+		{Path: "content/posts/broken.mdx", Data: []byte("---\ntitle: [unclosed\n---\n")},
+		{Path: "content/stray.md", Data: []byte("not in a collection\n")},
+	}
+	s, _ := fixtures.LoadSite("sample")
+	for _, f := range extra {
+		s.Files[f.Path] = f.Data
+	}
+	if err := s.WriteTo(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fixtures.CommitDir(dir, "add problems"); err != nil {
+		t.Fatal(err)
+	}
+	svc, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := svc.Check(context.Background(), operator, CheckInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]errs.Code{
+		"content/posts/Bad_Name.mdx":   errs.InvalidSlug,
+		"content/posts/twin.mdx":       errs.SlugNotUnique,
+		"content/posts/twin/index.mdx": errs.SlugNotUnique,
+		"content/posts/renamed.mdx":    errs.InvalidSlug,
+		"content/posts/no-title.mdx":   errs.SchemaValidationFailed,
+		"content/posts/broken.mdx":     errs.DocumentInvalid,
+	}
+	got := map[string]errs.Code{}
+	for _, p := range out.Problems {
+		got[p.Path] = p.Code
+	}
+	for path, code := range want {
+		if got[path] != code {
+			t.Errorf("%s: got %q, want %s", path, got[path], code)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("problems %v, want exactly %v", out.Problems, want)
+	}
+	if len(out.Unmapped) != 1 || out.Unmapped[0] != "content/stray.md" {
+		t.Errorf("unmapped %v", out.Unmapped)
+	}
+	var _ = repo.Problem{}
+}

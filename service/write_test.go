@@ -1,0 +1,177 @@
+package service
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/graft-studio/graft/drafts"
+	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/fixtures"
+	"github.com/graft-studio/graft/repo"
+)
+
+func gitRun(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.org", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.org")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func validPost(title string) map[string]any {
+	return map[string]any{"title": title, "date": "2026-04-01T10:00:00Z", "author": "ada", "tags": []any{"x"}}
+}
+
+// hostileRepo is the sample site plus a symlinked folder, a dangling symlink
+// and two files giving one slug, committed with the real git binary.
+func hostileRepo(t *testing.T) string {
+	dir := fixtures.SampleRepo(t)
+	posts := filepath.Join(dir, "content", "posts")
+	must(t, os.Symlink("../authors", filepath.Join(posts, "linked")))
+	must(t, os.Symlink("nowhere.mdx", filepath.Join(posts, "dangling.mdx")))
+	must(t, os.WriteFile(filepath.Join(posts, "twin.mdx"), []byte("---\ntitle: a\ndate: 2026-01-01\n---\n"), 0o644))
+	must(t, os.MkdirAll(filepath.Join(posts, "twin"), 0o755))
+	must(t, os.WriteFile(filepath.Join(posts, "twin", "index.mdx"), []byte("---\ntitle: b\ndate: 2026-01-01\n---\n"), 0o644))
+	gitRun(t, dir, "add", "-A")
+	gitRun(t, dir, "commit", "-qm", "hostile")
+	return dir
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWriteRefusesBadInput: each bad input is refused with its code and
+// nothing is written (no draft branch, production unchanged).
+func TestWriteRefusesBadInput(t *testing.T) {
+	dir := hostileRepo(t)
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := Caller{ID: "agent:test", Scopes: []string{ScopeContentWrite}}
+	deep := map[string]any{"leaf": 1}
+	for i := 0; i < 100; i++ {
+		deep = map[string]any{"n": deep}
+	}
+	withData := func(kv ...any) map[string]any {
+		d := validPost("T")
+		for i := 0; i < len(kv); i += 2 {
+			d[kv[i].(string)] = kv[i+1]
+		}
+		return d
+	}
+	tests := []struct {
+		name string
+		in   WriteContentInput
+		want errs.Code
+	}{
+		{"dot-dot slug", WriteContentInput{Collection: "posts", Slug: "../authors/ada", Data: validPost("T")}, errs.InvalidSlug},
+		{"absolute slug", WriteContentInput{Collection: "posts", Slug: "/etc/passwd", Data: validPost("T")}, errs.InvalidSlug},
+		{"NUL in slug", WriteContentInput{Collection: "posts", Slug: "a\x00b", Data: validPost("T")}, errs.InvalidSlug},
+		{"invalid UTF-8 slug", WriteContentInput{Collection: "posts", Slug: "caf\xe9", Data: validPost("T")}, errs.InvalidSlug},
+		{"not kebab", WriteContentInput{Collection: "posts", Slug: "Hello_World", Data: validPost("T")}, errs.InvalidSlug},
+		{"data.slug disagrees", WriteContentInput{Collection: "posts", Slug: "a", Data: withData("slug", "b")}, errs.InvalidSlug},
+		{"symlinked folder", WriteContentInput{Collection: "posts", Slug: "linked/evil", Data: validPost("T")}, errs.InvalidPath},
+		{"dangling symlink", WriteContentInput{Collection: "posts", Slug: "dangling", Data: validPost("T")}, errs.InvalidPath},
+		{"2 MiB document", WriteContentInput{Collection: "posts", Slug: "big", Data: validPost("T"), Body: strings.Repeat("word ", 2<<20/5)}, errs.DocumentInvalid},
+		{"frontmatter 100 deep", WriteContentInput{Collection: "notes", Slug: "deep", Data: map[string]any{"x": deep}}, errs.DocumentInvalid},
+		{"missing reference", WriteContentInput{Collection: "posts", Slug: "r", Data: withData("author", "nobody")}, errs.ContentReferenceNotFound},
+		{"schema", WriteContentInput{Collection: "posts", Slug: "s", Data: map[string]any{"title": 3}}, errs.SchemaValidationFailed},
+		{"two files one slug", WriteContentInput{Collection: "posts", Slug: "twin", Data: validPost("T")}, errs.SlugNotUnique},
+		{"unknown collection", WriteContentInput{Collection: "nope", Slug: "a", Data: validPost("T")}, errs.CollectionNotFound},
+		{"stale baseVersion", WriteContentInput{Collection: "posts", Slug: "hello-world", Data: validPost("T"), BaseVersion: &repo.Base{Present: true, Version: strings.Repeat("0", 40)}}, errs.ContentConflict},
+		{"exists but null base", WriteContentInput{Collection: "posts", Slug: "hello-world", Data: validPost("T"), BaseVersion: &repo.MustNotExist}, errs.ContentConflict},
+		{"writes to production", WriteContentInput{Collection: "posts", Slug: "p", Data: validPost("T"), Branch: "main"}, errs.BranchInvalid},
+		{"missing preview", WriteContentInput{Collection: "posts", Slug: "p", Data: validPost("T"), Branch: "preview/nope"}, errs.BranchNotFound},
+	}
+	mainBefore := gitRun(t, dir, "rev-parse", "main")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := s.WriteContent(context.Background(), agent, tt.in)
+			if got := errs.CodeOf(err); got != tt.want {
+				t.Fatalf("got %v, want %s", err, tt.want)
+			}
+			e, _ := errs.As(err)
+			if e.Fix == "" {
+				t.Errorf("%s has no fix", e.Code)
+			}
+		})
+	}
+	if _, ok, _ := s.Project.Git.Head(drafts.Branch(agent.ID)); ok {
+		t.Error("a refused write created the draft branch")
+	}
+	if got := gitRun(t, dir, "rev-parse", "main"); got != mainBefore {
+		t.Error("production moved")
+	}
+	// A caller without content:write is refused before anything else.
+	_, err = s.WriteContent(context.Background(), Caller{ID: "agent:reader"}, WriteContentInput{Collection: "posts", Slug: "x", Data: validPost("T")})
+	if e, ok := errs.As(err); !ok || e.Code != errs.Unauthorized || e.Details["required"] == nil {
+		t.Errorf("no scope: %v", err)
+	}
+}
+
+func TestWriteLandsOnDraft(t *testing.T) {
+	s := openSample(t)
+	ctx := context.Background()
+	agent := Caller{ID: "agent:writer", Scopes: []string{ScopeContentWrite}}
+	// dry run: a diff, nothing committed
+	dry, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "fresh", Data: validPost("Fresh"), Body: "Hello.\n", DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(dry.Diff, "+title: Fresh") || !dry.DryRun {
+		t.Errorf("dry run diff:\n%s", dry.Diff)
+	}
+	if _, ok, _ := s.Project.Git.Head(drafts.Branch(agent.ID)); ok {
+		t.Fatal("dry run created the draft")
+	}
+	out, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "fresh", Data: validPost("Fresh"), Body: "Hello.\n", BaseVersion: &repo.MustNotExist})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Branch != drafts.Branch(agent.ID) || !out.Created || out.Version == "" {
+		t.Errorf("write result %+v", out)
+	}
+	// readable on the draft, not on production
+	got, err := s.GetContent(ctx, agent, GetContentInput{Collection: "posts", Slug: "fresh", Branch: out.Branch})
+	if err != nil || got.Version != out.Version || got.Data["title"] != "Fresh" {
+		t.Fatalf("get on draft: %+v %v", got, err)
+	}
+	if _, err := s.GetContent(ctx, agent, GetContentInput{Collection: "posts", Slug: "fresh"}); !errs.Is(err, errs.DocumentNotFound) {
+		t.Errorf("production sees the draft write: %v", err)
+	}
+	// the draft records its parent and the base of the path
+	parent, err := s.Project.Git.BranchParent(out.Branch)
+	if err != nil || parent != "main" {
+		t.Errorf("draft parent %q %v", parent, err)
+	}
+	// an update with the right base keeps untouched frontmatter bytes
+	upd := validPost("Fresh, again")
+	out2, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "fresh", Data: upd, Body: "Hello.\n", BaseVersion: &repo.Base{Present: true, Version: out.Version}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _, err := s.Project.Git.ReadFile(out.Branch, out2.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), "title: Fresh, again") || !strings.Contains(string(raw), "author: ada") {
+		t.Errorf("updated file:\n%s", raw)
+	}
+	// the old version is now a conflict
+	_, err = s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "fresh", Data: upd, BaseVersion: &repo.Base{Present: true, Version: out.Version}})
+	if e, ok := errs.As(err); !ok || e.Code != errs.ContentConflict || e.Details["currentVersion"] != out2.Version {
+		t.Errorf("stale base: %v", err)
+	}
+}
