@@ -108,6 +108,7 @@ own draft branch, and people review the result as Git history and pull requests.
 		a.initCommand(),
 		a.contentCommand(),
 		a.checkCommand(),
+		a.schemaCommand(),
 		a.versionCommand(),
 	)
 	return root
