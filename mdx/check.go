@@ -163,6 +163,56 @@ func tooDeep(body []byte) (int, bool) {
 	return 0, false
 }
 
+// Bounds of inline markup. goldmark spends about a microsecond or more on every
+// inline opener (link bracket, angle bracket, emphasis run, backtick run), and
+// scans the rest of the line for each link destination; bodies past these
+// bounds are refused as unparseable instead of parsed, which keeps Check and
+// Render within about 100 ms per MiB. Real documents stay far below them.
+const (
+	maxInlineWeight   = 1 << 16 // "[" weighs 3, other openers 1
+	maxLinkScanLength = 1 << 24 // sum over lines of "](" count × line length
+)
+
+// tooComplex reports whether body exceeds the bounds above (or the container
+// depth) and returns an offset near where it did and why.
+func tooComplex(body []byte) (int, string, bool) {
+	if off, deep := tooDeep(body); deep {
+		return off, fmt.Sprintf("blockquotes or lists nested deeper than %d", maxContainerDepth), true
+	}
+	weight, scan, links, lineStart := 0, 0, 0, 0
+	var prev byte
+	for i, c := range body {
+		switch c {
+		case '[':
+			weight += 3
+		case '<':
+			weight++
+		case '*', '_', '~', '`':
+			if prev != c {
+				weight++
+			}
+		case ']':
+			if i+1 < len(body) && body[i+1] == '(' {
+				links++
+			}
+		case '\n':
+			scan += links * (i - lineStart)
+			links, lineStart = 0, i+1
+		}
+		prev = c
+		if weight > maxInlineWeight {
+			return i, "more inline markup (links, tags, emphasis) than the checker handles in bounded time", true
+		}
+		if scan > maxLinkScanLength {
+			return lineStart, "too many links on too long lines", true
+		}
+	}
+	if links*(len(body)-lineStart) > maxLinkScanLength {
+		return lineStart, "too many links on too long lines", true
+	}
+	return 0, "", false
+}
+
 // locate sorts raw findings, drops duplicates and works out lines, columns and
 // snippets. Positions are computed in one forward pass, so the cost stays
 // linear however many findings a long line holds.

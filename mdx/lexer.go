@@ -333,8 +333,8 @@ func (lx *lexer) space(j, quote int) int {
 
 // checkMDX checks an .mdx body.
 func checkMDX(body []byte) []finding {
-	if off, deep := tooDeep(body); deep {
-		return []finding{{kind: KindUnparseable, start: off, end: off + 40}}
+	if off, why, bad := tooComplex(body); bad {
+		return []finding{{kind: KindUnparseable, start: off, snippet: why}}
 	}
 	doc, ok := parse(mdxParser, body)
 	if !ok {

@@ -64,9 +64,9 @@ func Render(body []byte, opt RenderOptions) ([]byte, error) {
 		return nil, errs.New(errs.InputValidationFailed, "cannot render format %q", opt.Format).
 			WithFix("Use format md or mdx.")
 	}
-	if _, deep := tooDeep(body); deep {
-		return nil, errs.New(errs.DocumentInvalid, "body nests blockquotes or lists deeper than %d", maxContainerDepth).
-			WithFix("Reduce the nesting of blockquotes and lists.")
+	if _, why, bad := tooComplex(body); bad {
+		return nil, errs.New(errs.DocumentInvalid, "body cannot be rendered: %s", why).
+			WithFix("Split the document or reduce its nesting and markup.")
 	}
 	if opt.Format == FormatMDX {
 		body = blankMDX(body)
@@ -146,7 +146,7 @@ func (linkGuard) Transform(doc *ast.Document, reader text.Reader, _ parser.Conte
 // code, the text inside HTML blocks (not scripts or styles), one block a line.
 // It never fails: a body too deeply nested to parse is returned as it is.
 func PlainText(body []byte) string {
-	if _, deep := tooDeep(body); deep {
+	if _, _, bad := tooComplex(body); bad {
 		return string(body)
 	}
 	doc, ok := parse(markdownParser, body)

@@ -254,8 +254,8 @@ func isNameByte(c byte) bool {
 
 // checkMarkdown checks a .md body.
 func checkMarkdown(body []byte) []finding {
-	if off, deep := tooDeep(body); deep {
-		return []finding{{kind: KindUnparseable, start: off, end: off + 40}}
+	if off, why, bad := tooComplex(body); bad {
+		return []finding{{kind: KindUnparseable, start: off, snippet: why}}
 	}
 	doc, ok := parse(markdownParser, body)
 	if !ok {
