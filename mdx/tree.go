@@ -36,7 +36,7 @@ func newMDXParser() parser.Parser {
 			util.Prioritized(parser.NewATXHeadingParser(), 600),
 			util.Prioritized(parser.NewFencedCodeBlockParser(), 700),
 			util.Prioritized(parser.NewBlockquoteParser(), 800),
-			util.Prioritized(parser.NewParagraphParser(), 1000),
+			util.Prioritized(indentedParagraphParser{parser.NewParagraphParser()}, 1000),
 		),
 		parser.WithInlineParsers(
 			util.Prioritized(parser.NewCodeSpanParser(), 100),
@@ -57,6 +57,14 @@ func parse(p parser.Parser, body []byte) (doc ast.Node, ok bool) {
 	}()
 	return p.Parse(text.NewReader(body)), true
 }
+
+// indentedParagraphParser is goldmark's paragraph parser, also opened on
+// lines indented four spaces or more: with no indented code, such a line is a
+// paragraph in MDX (goldmark would otherwise drop it).
+type indentedParagraphParser struct{ parser.BlockParser }
+
+// CanAcceptIndentedLine implements parser.BlockParser.
+func (indentedParagraphParser) CanAcceptIndentedLine() bool { return true }
 
 // tree is what the checker learns from goldmark's tree.
 type tree struct {
