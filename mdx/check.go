@@ -1,0 +1,274 @@
+// Package mdx is graft's safety gate for document bodies and its Markdown
+// renderer (DESIGN §7).
+//
+// Check finds the constructs a body may not contain: in .mdx, ESM statements,
+// {…} expressions and JSX that scripts or computes attributes; in .md, raw HTML
+// with scripting elements or event handlers; in both, links whose URL runs
+// script (javascript:, vbscript:, data:text/html). Gate turns the findings into
+// an INPUT_VALIDATION_FAILED error. Render turns a body into HTML and PlainText
+// into the text the search index stores.
+//
+// How the checker reads a body: goldmark (with GFM) parses the block and inline
+// structure, which tells which byte ranges are code. In .md those are fenced
+// code, indented code and code spans; in .mdx, which has no indented code, no
+// autolinks and no raw HTML, the body is parsed without those constructs, so
+// only fences and code spans are code. Everything outside code is then read by
+// a small linear lexer (MDX) or by golang.org/x/net/html's tokenizer (raw HTML
+// in .md). Link, image and autolink URLs come from goldmark's tree.
+//
+// Decisions where DESIGN is silent:
+//   - In .mdx, "<https://x>" and "<a@b.c>" are not autolinks; they start a JSX
+//     tag that does not lex and are refused as "unparseable" (MDX itself cannot
+//     compile them). Write [text](url) or the bare URL instead.
+//   - In .mdx, "<" followed by a space, a digit or "=" is text ("a < b", "<3"),
+//     "<!" (an HTML comment or doctype) is "unparseable".
+//   - In .mdx, a line that begins (after spaces or blockquote markers) with the
+//     word import or export is an ESM statement, even inside a paragraph: the
+//     checker errs on the side of refusing. The statement runs to the next blank
+//     line and is one finding.
+//   - An unclosed "{" is an expression that runs to the end of the body.
+//   - "Any on* attribute" is any attribute name that starts with "on"
+//     (any case) and is longer than two characters.
+//   - Dangerous URLs are checked in every attribute value of raw HTML and JSX,
+//     not only href and src, after decoding entities and removing whitespace
+//     and control characters, with the scheme compared case-insensitively.
+//   - Unused link reference definitions are not checked (they never render).
+//   - A body whose container nesting (blockquote and list markers on one line)
+//     exceeds 64 is refused as "unparseable" rather than parsed.
+package mdx
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"unicode"
+	"unicode/utf8"
+)
+
+// The kinds of Finding.
+const (
+	KindImportOrExport      = "import-or-export"
+	KindExpression          = "expression"
+	KindScriptingElement    = "scripting-element"
+	KindAttributeSpread     = "attribute-spread"
+	KindEventHandler        = "event-handler"
+	KindAttributeExpression = "attribute-expression"
+	KindDangerousURL        = "dangerous-url"
+	KindUnparseable         = "unparseable"
+)
+
+// Formats a body can have.
+const (
+	FormatMarkdown = "md"
+	FormatMDX      = "mdx"
+)
+
+// maxContainerDepth bounds blockquote and list markers on one line; deeper
+// bodies are refused instead of parsed (goldmark builds and walks the tree
+// recursively).
+const maxContainerDepth = 64
+
+// maxSnippet is the longest snippet, in characters.
+const maxSnippet = 80
+
+// Finding is one unsafe construct in a body.
+type Finding struct {
+	// Kind is one of the Kind* constants.
+	Kind string `json:"kind"`
+	// Line is 1-based, plus Options.LineOffset.
+	Line int `json:"line"`
+	// Column is the 1-based character (rune) column in the line.
+	Column int `json:"column"`
+	// Snippet is the construct's text, whitespace collapsed, at most 80 characters.
+	Snippet string `json:"snippet"`
+}
+
+// Options say how to read a body.
+type Options struct {
+	// Format is "md" or "mdx"; anything else is an error.
+	Format string
+	// LineOffset is added to every reported line: pass the number of file lines
+	// before the body (the frontmatter) so lines are the file's lines.
+	LineOffset int
+}
+
+// finding is a Finding before positions and snippets are worked out: a byte
+// range of the body.
+type finding struct {
+	kind       string
+	start, end int
+	snippet    string // when set, used instead of the source range
+}
+
+// span is a byte range [start, end) of the body.
+type span struct{ start, end int }
+
+// Check returns the unsafe constructs of body in source order. It returns an
+// error only for an unknown format: source it cannot parse is reported as an
+// "unparseable" finding, so callers treat it as refused.
+func Check(body []byte, opt Options) ([]Finding, error) {
+	var raw []finding
+	switch opt.Format {
+	case FormatMarkdown:
+		raw = checkMarkdown(body)
+	case FormatMDX:
+		raw = checkMDX(body)
+	default:
+		return nil, fmt.Errorf("mdx: unknown format %q (want md or mdx)", opt.Format)
+	}
+	return locate(body, raw, opt.LineOffset), nil
+}
+
+// tooDeep reports whether a line of body opens more than maxContainerDepth
+// blockquotes or list items, and returns the offset of that line.
+func tooDeep(body []byte) (int, bool) {
+	for lineStart := 0; lineStart < len(body); {
+		depth := 0
+		i := lineStart
+	markers:
+		for i < len(body) {
+			switch c := body[i]; {
+			case c == ' ' || c == '\t':
+				i++
+			case c == '>':
+				depth++
+				i++
+			case (c == '-' || c == '*' || c == '+') && i+1 < len(body) && (body[i+1] == ' ' || body[i+1] == '\t'):
+				depth++
+				i += 2
+			case c >= '0' && c <= '9':
+				j := i
+				for j < len(body) && j-i < 10 && body[j] >= '0' && body[j] <= '9' {
+					j++
+				}
+				if j+1 < len(body) && (body[j] == '.' || body[j] == ')') && (body[j+1] == ' ' || body[j+1] == '\t') {
+					depth++
+					i = j + 2
+					continue
+				}
+				break markers
+			default:
+				break markers
+			}
+			if depth > maxContainerDepth {
+				return lineStart, true
+			}
+		}
+		next := bytes.IndexByte(body[i:], '\n')
+		if next < 0 {
+			break
+		}
+		lineStart = i + next + 1
+	}
+	return 0, false
+}
+
+// Bounds of inline markup. goldmark spends about a microsecond or more on every
+// inline opener (link bracket, angle bracket, emphasis run, backtick run), and
+// scans the rest of the line for each link destination; bodies past these
+// bounds are refused as unparseable instead of parsed, which keeps Check and
+// Render within about 100 ms per MiB. Real documents stay far below them.
+const (
+	maxInlineWeight   = 1 << 16 // "[" weighs 3, other openers 1
+	maxLinkScanLength = 1 << 24 // sum over lines of "](" count × line length
+)
+
+// tooComplex reports whether body exceeds the bounds above (or the container
+// depth) and returns an offset near where it did and why.
+func tooComplex(body []byte) (int, string, bool) {
+	if off, deep := tooDeep(body); deep {
+		return off, fmt.Sprintf("blockquotes or lists nested deeper than %d", maxContainerDepth), true
+	}
+	weight, scan, links, lineStart := 0, 0, 0, 0
+	var prev byte
+	for i, c := range body {
+		switch c {
+		case '[':
+			weight += 3
+		case '<':
+			weight++
+		case '*', '_', '~', '`':
+			if prev != c {
+				weight++
+			}
+		case ']':
+			if i+1 < len(body) && body[i+1] == '(' {
+				links++
+			}
+		case '\n':
+			scan += links * (i - lineStart)
+			links, lineStart = 0, i+1
+		}
+		prev = c
+		if weight > maxInlineWeight {
+			return i, "more inline markup (links, tags, emphasis) than the checker handles in bounded time", true
+		}
+		if scan > maxLinkScanLength {
+			return lineStart, "too many links on too long lines", true
+		}
+	}
+	if links*(len(body)-lineStart) > maxLinkScanLength {
+		return lineStart, "too many links on too long lines", true
+	}
+	return 0, "", false
+}
+
+// locate sorts raw findings, drops duplicates and works out lines, columns and
+// snippets. Positions are computed in one forward pass, so the cost stays
+// linear however many findings a long line holds.
+func locate(body []byte, raw []finding, lineOffset int) []Finding {
+	if len(raw) == 0 {
+		return nil
+	}
+	sort.SliceStable(raw, func(i, j int) bool { return raw[i].start < raw[j].start })
+	out := make([]Finding, 0, len(raw))
+	line, col, at := 1, 1, 0
+	seen := map[string]bool{}
+	for _, f := range raw {
+		key := fmt.Sprintf("%s@%d@%s", f.kind, f.start, f.snippet)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		for at < f.start && at < len(body) {
+			r, size := utf8.DecodeRune(body[at:])
+			if r == '\n' {
+				line++
+				col = 1
+			} else {
+				col++
+			}
+			at += size
+		}
+		snip := f.snippet
+		if snip == "" {
+			end := min(f.end, len(body), f.start+4*maxSnippet)
+			snip = string(body[f.start:max(end, f.start)])
+		}
+		out = append(out, Finding{Kind: f.kind, Line: line + lineOffset, Column: col, Snippet: collapse(snip)})
+	}
+	return out
+}
+
+// collapse replaces runs of whitespace with one space, trims the ends and cuts
+// the text to maxSnippet characters, the last one an ellipsis when cut.
+func collapse(s string) string {
+	out := make([]rune, 0, maxSnippet+1)
+	space := false
+	for _, r := range s {
+		if unicode.IsSpace(r) || unicode.IsControl(r) {
+			space = len(out) > 0
+			continue
+		}
+		if space {
+			out = append(out, ' ')
+			space = false
+		}
+		out = append(out, r)
+		if len(out) > maxSnippet {
+			out = append(out[:maxSnippet-1], '…')
+			break
+		}
+	}
+	return string(out)
+}
