@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/mdx"
 	"github.com/graft-studio/graft/repo"
 )
 
@@ -123,6 +124,7 @@ type GetContentInput struct {
 	Collection string `json:"collection" jsonschema:"the collection"`
 	Slug       string `json:"slug" jsonschema:"the document's slug"`
 	Branch     string `json:"branch,omitempty" jsonschema:"branch to read; default production"`
+	HTML       bool   `json:"html,omitempty" jsonschema:"also render the body to HTML"`
 }
 
 // GetContentOutput is one document with its version and the branch it came from.
@@ -135,9 +137,11 @@ type GetContentOutput struct {
 	Format     string         `json:"format"`
 	Data       map[string]any `json:"data"`
 	Body       string         `json:"body"`
+	HTML       string         `json:"html,omitempty"`
 }
 
-// GetContent reads one document.
+// GetContent reads one document; with HTML it also renders the body
+// (goldmark + GFM; raw HTML kept only for trusted collections, DESIGN §7).
 func (s *Service) GetContent(ctx context.Context, c Caller, in GetContentInput) (GetContentOutput, error) {
 	if in.Slug == "" {
 		return GetContentOutput{}, errs.New(errs.InputValidationFailed, "slug is required").
@@ -151,8 +155,17 @@ func (s *Service) GetContent(ctx context.Context, c Caller, in GetContentInput) 
 	if err != nil {
 		return GetContentOutput{}, err
 	}
-	return GetContentOutput{Collection: d.Collection, Slug: d.Slug, Path: d.Path, Version: d.Version,
-		Branch: branch, Format: d.Format, Data: d.Data, Body: d.Body}, nil
+	out := GetContentOutput{Collection: d.Collection, Slug: d.Slug, Path: d.Path, Version: d.Version,
+		Branch: branch, Format: d.Format, Data: d.Data, Body: d.Body}
+	if in.HTML {
+		coll, _ := s.Project.Config.Collection(d.Collection)
+		html, err := mdx.Render([]byte(d.Body), mdx.RenderOptions{Format: d.Format, Trusted: coll.Trusted})
+		if err != nil {
+			return GetContentOutput{}, err
+		}
+		out.HTML = string(html)
+	}
+	return out, nil
 }
 
 // CheckInput names the branch to check.
@@ -197,7 +210,7 @@ func (s *Service) Check(ctx context.Context, c Caller, in CheckInput) (CheckOutp
 			e := repo.ValidationError(coll.Name, issues)
 			out.Problems = append(out.Problems, repo.Problem{Path: d.Path, Code: e.Code, Message: e.Message})
 		}
-		if p := s.bodyProblem(coll, doc); p != nil {
+		if p := s.bodyProblem(doc); p != nil {
 			out.Problems = append(out.Problems, *p)
 		}
 	}
@@ -205,9 +218,17 @@ func (s *Service) Check(ctx context.Context, c Caller, in CheckInput) (CheckOutp
 	return out, nil
 }
 
-func (s *Service) bodyProblem(coll *repo.Collection, doc *repo.Document) *repo.Problem {
-	_ = coll
-	_ = doc
+// bodyProblem runs the MDX safety gate on a stored document, unless
+// graft.yaml says mdx: full (which skips the gate at compile and check only).
+func (s *Service) bodyProblem(doc *repo.Document) *repo.Problem {
+	if s.Project.Config.MDX == "full" {
+		return nil
+	}
+	opt := mdx.Options{Format: doc.Format, LineOffset: linesBefore(doc.Raw, []byte(doc.Body))}
+	if err := mdx.Gate([]byte(doc.Body), opt); err != nil {
+		e, _ := errs.As(err)
+		return &repo.Problem{Path: doc.Path, Code: e.Code, Message: e.Message}
+	}
 	return nil
 }
 

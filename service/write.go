@@ -1,12 +1,14 @@
 package service
 
 import (
+	"bytes"
 	"context"
 	"path"
 	"strings"
 
 	"github.com/graft-studio/graft/drafts"
 	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/mdx"
 	"github.com/graft-studio/graft/repo"
 )
 
@@ -135,11 +137,6 @@ func (s *Service) writeOnce(ctx context.Context, c Caller, in WriteContentInput)
 	if issues := coll.Validate(data, refs); len(issues) > 0 {
 		return WriteContentOutput{}, repo.ValidationError(coll.Name, issues)
 	}
-	if current == nil || current.Body != in.Body {
-		if err := s.gateBody(coll, p, in.Body); err != nil {
-			return WriteContentOutput{}, err
-		}
-	}
 	var content []byte
 	if current != nil {
 		content, err = current.Parsed.Update(data, []byte(in.Body))
@@ -149,8 +146,14 @@ func (s *Service) writeOnce(ctx context.Context, c Caller, in WriteContentInput)
 	if err != nil {
 		return WriteContentOutput{}, err
 	}
-	if _, err := repo.ParseDocument(content); err != nil {
+	written, err := repo.ParseDocument(content)
+	if err != nil {
 		return WriteContentOutput{}, err
+	}
+	if current == nil || current.Body != string(written.Body) {
+		if err := gateBody(p, content, written); err != nil {
+			return WriteContentOutput{}, err
+		}
 	}
 	out := WriteContentOutput{Collection: coll.Name, Slug: in.Slug, Path: p, Branch: t.branch, Created: current == nil, DryRun: in.DryRun}
 	if in.DryRun {
@@ -227,8 +230,17 @@ func withTrailers(msg string, trailers []string) string {
 	return strings.TrimRight(msg, "\n") + "\n\n" + strings.Join(trailers, "\n") + "\n"
 }
 
-// gateBody runs the MDX safety gate on a body that changed.
-func (s *Service) gateBody(coll *repo.Collection, p string, body string) error {
-	_, _, _ = coll, p, body
-	return nil
+// gateBody runs the MDX safety gate (DESIGN §7) on the body of a document
+// about to be written at path p, with line numbers counted in the whole file.
+// Writes are always checked, whatever graft.yaml's mdx setting says.
+func gateBody(p string, content []byte, doc *repo.Parsed) error {
+	return mdx.Gate(doc.Body, mdx.Options{Format: repo.FormatOf(p), LineOffset: linesBefore(content, doc.Body)})
+}
+
+// linesBefore counts the file lines that precede body, the tail of raw.
+func linesBefore(raw, body []byte) int {
+	if len(body) > len(raw) {
+		return 0
+	}
+	return bytes.Count(raw[:len(raw)-len(body)], []byte("\n"))
 }

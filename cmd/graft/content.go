@@ -66,7 +66,7 @@ func (a *app) contentGetCommand() *cobra.Command {
 	var in service.GetContentInput
 	cmd := &cobra.Command{
 		Use:   "get COLLECTION SLUG",
-		Short: "Print one document (its file bytes, or --json for data, body and version)",
+		Short: "Print one document (its file bytes; --html renders the body; --json gives data, body and version)",
 		Args:  args(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			s, caller, err := a.open()
@@ -81,6 +81,10 @@ func (a *app) contentGetCommand() *cobra.Command {
 			if a.jsonOut {
 				return a.printJSON(out)
 			}
+			if in.HTML {
+				_, err = io.WriteString(a.stdout, out.HTML)
+				return err
+			}
 			doc, err := s.Project.Get(out.Branch, out.Collection, out.Slug)
 			if err != nil {
 				return err
@@ -90,6 +94,7 @@ func (a *app) contentGetCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&in.Branch, "branch", "", "branch to read (default: production)")
+	cmd.Flags().BoolVar(&in.HTML, "html", false, "print the body rendered to HTML")
 	a.jsonFlag(cmd)
 	return cmd
 }
