@@ -11,6 +11,7 @@ import (
 	"os/user"
 	"strings"
 
+	"github.com/graft-studio/graft/drafts"
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/repo"
 )
@@ -118,6 +119,8 @@ func Operator(dir string) Caller {
 // Service runs operations on one project.
 type Service struct {
 	Project *repo.Project
+	// Publisher moves branches: the local repository, or GitHub.
+	Publisher drafts.Publisher
 }
 
 // Open opens the project in dir (the folder holding graft.yaml).
@@ -126,11 +129,13 @@ func Open(dir string) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Service{Project: p}, nil
+	return New(p), nil
 }
 
-// New returns a service over an already opened project.
-func New(p *repo.Project) *Service { return &Service{Project: p} }
+// New returns a service over an already opened project, publishing locally.
+func New(p *repo.Project) *Service {
+	return &Service{Project: p, Publisher: drafts.NewLocal(p.Git)}
+}
 
 // readBranch picks the branch a read sees: anonymous callers only production,
 // everyone else the branch asked for, production by default.

@@ -181,7 +181,7 @@ func (s *Service) writeOnce(ctx context.Context, c Caller, in WriteContentInput)
 	if !t.exists {
 		trailers = append(trailers, "Graft-Parent: "+s.Project.Production())
 	}
-	res, err := s.Project.Git.Commit(ctx, repo.CommitRequest{
+	res, err := s.Publisher.Commit(ctx, repo.CommitRequest{
 		Branch:  t.branch,
 		From:    s.Project.Production(),
 		Changes: []repo.Change{{Path: p, Content: content, Base: repo.Base{Present: true, Version: curVersion}}},
