@@ -446,8 +446,13 @@ func (m *Manager) compileIncremental(ctx context.Context, b *builder, bi *branch
 	if err != nil {
 		return nil, err
 	}
+	before, err := bi.idx.DocCount()
+	if err != nil {
+		return nil, err
+	}
 	touched := map[string]bool{}
 	deleted := map[string]bool{}
+	replaced := 0 // indexed documents that a duplicate now hides
 	wasKnown := map[string]bool{}
 	var adds []Change
 	for _, c := range changes {
@@ -551,6 +556,7 @@ func (m *Manager) compileIncremental(ctx context.Context, b *builder, bi *branch
 			}
 		case len(group) > 1:
 			if indexed {
+				replaced++
 				if err := b.delete(id); err != nil {
 					return nil, err
 				}
@@ -562,8 +568,7 @@ func (m *Manager) compileIncremental(ctx context.Context, b *builder, bi *branch
 	if err := b.finish(meta, map[string]any{string(keyProblems): problems}); err != nil {
 		return nil, err
 	}
-	n, _ := bi.idx.DocCount()
-	res.Changes.Unchanged = max(0, int(n)-res.Changes.Added-res.Changes.Changed)
+	res.Changes.Unchanged = max(0, int(before)-len(deleted)-replaced)
 	return problems, nil
 }
 
