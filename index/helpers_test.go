@@ -28,11 +28,19 @@ type gitTree struct {
 
 func openGitTree(tb testing.TB, dir string) *gitTree {
 	tb.Helper()
-	r, err := git.PlainOpen(dir)
+	g, err := openGitTreeErr(dir)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &gitTree{r: r}
+	return g
+}
+
+func openGitTreeErr(dir string) (*gitTree, error) {
+	r, err := git.PlainOpen(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &gitTree{r: r}, nil
 }
 
 func (g *gitTree) Resolve(branch string) (string, error) {
