@@ -234,4 +234,3 @@ func BenchmarkSearchChain3(b *testing.B) {
 	}
 	runSearchBench(b, m, []string{"bench-draft", "bench-preview", "main"})
 }
-
