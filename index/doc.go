@@ -5,6 +5,24 @@
 // The package reads Git through the small Tree interface and turns files into
 // documents through the Mapper interface, so it never writes to Git and never
 // parses frontmatter itself.
+//
+// Decisions where DESIGN is silent:
+//   - Files that give one document ID (SLUG_NOT_UNIQUE) are all reported and
+//     none is indexed until only one is left; an incremental compile resolves
+//     the group as a full rebuild would.
+//   - A compile reports the problems of the whole tree (they are recorded in
+//     the index), not only those of the files that changed.
+//   - An overlay (a branch compiled with a Parent) holds the documents of the
+//     paths that differ between its base (by default the merge base with the
+//     parent) and its head, and tombstones for the base's documents it
+//     deleted or whose file no longer gives a valid document. A deletion on
+//     the branch keeps hiding the parent's document even when the parent
+//     changes it later; nearest branch wins.
+//   - Frontmatter keys are searchable as text (title boosted over the rest)
+//     and filterable with field:value, case-insensitively; nested keys are
+//     joined with '.' (author.name:ann).
+//   - A word that a language's analyzer drops entirely (a stop word) does not
+//     constrain that language's documents.
 package index
 
 // Document is what the index stores for one file of the content tree.
