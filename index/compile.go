@@ -1,0 +1,638 @@
+package index
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search/query"
+	bindex "github.com/blevesearch/bleve_index_api"
+
+	"github.com/graft-studio/graft/errs"
+)
+
+// CompileOptions tune one compile.
+type CompileOptions struct {
+	// Parent is the branch this branch's overlay is taken against; "" compiles
+	// a full index (production).
+	Parent string
+	// Base is the commit the overlay is diffed from; "" means the merge base
+	// of the branch head and the parent head.
+	Base string
+	// Full rebuilds the index from scratch.
+	Full bool
+	// Progress, when set, is called from time to time during a full build.
+	Progress func(done, total int)
+}
+
+// Changes counts the documents a compile touched.
+type Changes struct {
+	Added     int `json:"added"`
+	Changed   int `json:"changed"`
+	Removed   int `json:"removed"`
+	Unchanged int `json:"unchanged"`
+}
+
+// CompileResult is what `graft compile --json` prints.
+type CompileResult struct {
+	Branch   string    `json:"branch"`
+	Commit   string    `json:"commit"`
+	Changes  Changes   `json:"changes"`
+	Problems []Problem `json:"problems"`
+	TookMs   int64     `json:"tookMs"`
+	Full     bool      `json:"full"`
+}
+
+// problemEntry is a recorded problem; ID and Version are set for
+// SLUG_NOT_UNIQUE so a later compile can resolve the group.
+type problemEntry struct {
+	Problem
+	ID      string `json:"id,omitempty"`
+	Version string `json:"version,omitempty"`
+}
+
+const (
+	batchDocs = 1000
+	// incremental compiles touching more than this share of the documents
+	// rebuild instead.
+	rebuildShare = 4
+)
+
+// Compile brings the branch's index up to the branch head: incrementally from
+// the compiled commit when it can, else by a full rebuild swapped in when done.
+// Mapper problems and duplicate slugs are returned in Problems; valid documents
+// are indexed regardless.
+func (m *Manager) Compile(ctx context.Context, branch string, opt CompileOptions) (CompileResult, error) {
+	start := time.Now()
+	m.compileMu.Lock()
+	defer m.compileMu.Unlock()
+	res := CompileResult{Branch: branch, Problems: []Problem{}}
+	head, err := m.tree.Resolve(branch)
+	if err != nil {
+		return res, err
+	}
+	res.Commit = head
+	base := ""
+	if opt.Parent != "" {
+		base = opt.Base
+		if base == "" && head != "" {
+			ph, err := m.tree.Resolve(opt.Parent)
+			if err != nil {
+				return res, err
+			}
+			if ph != "" {
+				if base, err = m.tree.MergeBase(head, ph); err != nil {
+					return res, err
+				}
+			}
+		}
+	}
+	bi, err := m.get(branch)
+	if err != nil && !isUnreadable(err) {
+		return res, err
+	}
+	full := opt.Full || bi == nil || bi.meta.Parent != opt.Parent
+	meta := indexMeta{Format: metaFormat, Branch: branch, Parent: opt.Parent, Commit: head, Base: base}
+	var problems map[string]problemEntry
+	switch {
+	case opt.Parent != "" && full:
+		err = m.rebuild(branch, func(b *builder) error {
+			problems, err = m.compileOverlay(ctx, b, nil, meta, &res)
+			return err
+		})
+	case opt.Parent != "":
+		b := &builder{idx: bi.idx, an: m.an}
+		problems, err = m.compileOverlay(ctx, b, bi, meta, &res)
+		if err == nil {
+			err = m.reload(branch, bi)
+		}
+	default:
+		var changes []Change
+		if !full {
+			if changes, err = m.tree.Diff(bi.meta.Commit, head, m.mapper.Root()); err != nil {
+				return res, err
+			}
+			n, _ := bi.idx.DocCount()
+			full = len(changes) > 1000 && uint64(len(changes)) > n/rebuildShare
+		}
+		if full {
+			err = m.rebuild(branch, func(b *builder) error {
+				problems, err = m.compileFull(ctx, b, meta, head, opt.Progress, &res)
+				return err
+			})
+		} else {
+			b := &builder{idx: bi.idx, an: m.an}
+			problems, err = m.compileIncremental(ctx, b, bi, meta, changes, &res)
+			if err == nil {
+				err = m.reload(branch, bi)
+			}
+		}
+	}
+	if err != nil {
+		return res, err
+	}
+	res.Full = full
+	res.Problems = sortedProblems(problems)
+	res.TookMs = time.Since(start).Milliseconds()
+	return res, nil
+}
+
+func isUnreadable(err error) bool { return errors.Is(err, errUnreadable) }
+
+// reload re-reads an index's metadata after an in-place compile.
+func (m *Manager) reload(branch string, bi *branchIndex) error {
+	fresh := &branchIndex{idx: bi.idx}
+	if err := fresh.load(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	m.indexes[branch] = fresh
+	m.mu.Unlock()
+	return nil
+}
+
+// rebuild builds a new index beside the branch's index with fill and swaps
+// it in once complete and closed.
+func (m *Manager) rebuild(branch string, fill func(b *builder) error) error {
+	final := filepath.Join(m.dir, folderName(branch))
+	tmp := final + sufNew + randomSuffix()
+	idx, err := m.newIndex(tmp)
+	if err != nil {
+		return err
+	}
+	b := &builder{idx: idx, an: m.an}
+	if err := fill(b); err != nil {
+		idx.Close()
+		os.RemoveAll(tmp)
+		return err
+	}
+	if err := idx.Close(); err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	ready := final + sufReady + randomSuffix()
+	if err := os.Rename(tmp, ready); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if old := m.indexes[branch]; old != nil {
+		old.idx.Close()
+		delete(m.indexes, branch)
+	}
+	if err := m.swapIn(ready, final); err != nil {
+		return err
+	}
+	bi, err := m.openIndex(final)
+	if err != nil {
+		return err
+	}
+	m.indexes[branch] = bi
+	return nil
+}
+
+// builder collects index operations into batches.
+type builder struct {
+	idx   bleve.Index
+	an    *analyzers
+	batch *bleve.Batch
+	n     int
+}
+
+func (b *builder) ensure() {
+	if b.batch == nil {
+		b.batch = b.idx.NewBatch()
+		b.n = 0
+	}
+}
+
+func (b *builder) index(d *Document, branch string) error {
+	b.ensure()
+	if err := b.batch.IndexAdvanced(b.an.buildDocument(d, branch)); err != nil {
+		return err
+	}
+	return b.count()
+}
+
+func (b *builder) tombstone(id, path string) error {
+	b.ensure()
+	if err := b.batch.IndexAdvanced(b.an.buildTombstone(id, path)); err != nil {
+		return err
+	}
+	return b.count()
+}
+
+func (b *builder) delete(id string) error {
+	b.ensure()
+	b.batch.Delete(id)
+	return b.count()
+}
+
+func (b *builder) count() error {
+	b.n++
+	if b.n >= batchDocs {
+		return b.flush()
+	}
+	return nil
+}
+
+func (b *builder) flush() error {
+	if b.batch == nil {
+		return nil
+	}
+	err := b.idx.Batch(b.batch)
+	b.batch = nil
+	return err
+}
+
+// finish writes the metadata and the last batch.
+func (b *builder) finish(meta indexMeta, extra map[string]any) error {
+	b.ensure()
+	raw, err := json.Marshal(meta)
+	if err != nil {
+		return err
+	}
+	b.batch.SetInternal(keyMeta, raw)
+	for k, v := range extra {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		b.batch.SetInternal([]byte(k), raw)
+	}
+	return b.flush()
+}
+
+// mapped is one file run through the mapper.
+type mapped struct {
+	change  Change
+	doc     *Document
+	problem *Problem
+	ok      bool
+	err     error
+}
+
+// mapFile reads a blob and maps it.
+func (m *Manager) mapFile(path, version string) mapped {
+	r := mapped{change: Change{Path: path, To: version}}
+	blob, err := m.tree.Blob(version)
+	if err != nil {
+		r.err = err
+		return r
+	}
+	r.doc, r.problem, r.ok = m.mapper.Map(path, blob)
+	if r.doc != nil {
+		r.doc.Path, r.doc.Version = path, version
+	}
+	if r.problem != nil && r.problem.Path == "" {
+		r.problem.Path = path
+	}
+	return r
+}
+
+// mapParallel maps the files on every core and delivers the results (in no
+// particular order) to fn on the calling goroutine.
+func (m *Manager) mapParallel(ctx context.Context, files []Change, fn func(mapped) error) error {
+	workers := runtime.GOMAXPROCS(0)
+	jobs := make(chan Change)
+	out := make(chan mapped, 4*workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := range jobs {
+				r := m.mapFile(c.Path, c.To)
+				r.change = c
+				out <- r
+			}
+		}()
+	}
+	stop := make(chan struct{})
+	go func() {
+		defer close(jobs)
+		for _, c := range files {
+			select {
+			case jobs <- c:
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() { wg.Wait(); close(out) }()
+	var first error
+	for r := range out {
+		if first != nil {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			first = err
+		} else if r.err != nil {
+			first = r.err
+		} else {
+			first = fn(r)
+		}
+		if first != nil {
+			close(stop)
+		}
+	}
+	if first == nil {
+		first = ctx.Err()
+	}
+	return first
+}
+
+// member is one file that gives a document ID.
+type member struct {
+	path, version string
+	doc           *Document
+}
+
+// compileFull indexes every document of head into a fresh index.
+func (m *Manager) compileFull(ctx context.Context, b *builder, meta indexMeta, head string, progress func(int, int), res *CompileResult) (map[string]problemEntry, error) {
+	var files []Change
+	if head != "" {
+		var err error
+		if files, err = m.tree.Diff("", head, m.mapper.Root()); err != nil {
+			return nil, err
+		}
+	}
+	problems := map[string]problemEntry{}
+	seen := make(map[string]member, len(files))
+	dups := map[string][]member{}
+	langs := map[string]bool{}
+	done := 0
+	err := m.mapParallel(ctx, files, func(r mapped) error {
+		done++
+		if progress != nil && (done%256 == 0 || done == len(files)) {
+			progress(done, len(files))
+		}
+		switch {
+		case !r.ok:
+			return nil
+		case r.problem != nil:
+			problems[r.change.Path] = problemEntry{Problem: *r.problem}
+			res.Changes.Added++
+			return nil
+		}
+		res.Changes.Added++
+		id := r.doc.ID()
+		me := member{path: r.doc.Path, version: r.doc.Version}
+		if first, ok := seen[id]; ok {
+			if len(dups[id]) == 0 {
+				dups[id] = []member{first}
+				if err := b.delete(id); err != nil {
+					return err
+				}
+			}
+			dups[id] = append(dups[id], me)
+			return nil
+		}
+		seen[id] = me
+		langs[langKey(r.doc.Language)] = true
+		return b.index(r.doc, meta.Branch)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for id, group := range dups {
+		markDuplicates(problems, id, group)
+	}
+	meta.Langs = sortedKeys(langs)
+	if err := b.finish(meta, map[string]any{string(keyProblems): problems}); err != nil {
+		return nil, err
+	}
+	return problems, nil
+}
+
+// markDuplicates records every member of a group of files giving one ID.
+func markDuplicates(problems map[string]problemEntry, id string, group []member) {
+	paths := make([]string, len(group))
+	for i, g := range group {
+		paths[i] = g.path
+	}
+	sort.Strings(paths)
+	coll, slug, _ := strings.Cut(id, ":")
+	for _, g := range group {
+		var others []string
+		for _, p := range paths {
+			if p != g.path {
+				others = append(others, p)
+			}
+		}
+		problems[g.path] = problemEntry{
+			Problem: Problem{Path: g.path, Code: string(errs.SlugNotUnique),
+				Message: fmt.Sprintf("slug %q of collection %q is also given by %s", slug, coll, strings.Join(others, ", "))},
+			ID: id, Version: g.version,
+		}
+	}
+}
+
+// compileIncremental applies the changes between the compiled commit and the
+// head to a production index.
+func (m *Manager) compileIncremental(ctx context.Context, b *builder, bi *branchIndex, meta indexMeta, changes []Change, res *CompileResult) (map[string]problemEntry, error) {
+	problems, err := readProblems(bi.idx)
+	if err != nil {
+		return nil, err
+	}
+	before, err := bi.idx.DocCount()
+	if err != nil {
+		return nil, err
+	}
+	touched := map[string]bool{}
+	deleted := map[string]bool{}
+	replaced := 0 // indexed documents that a duplicate now hides
+	wasKnown := map[string]bool{}
+	var adds []Change
+	for _, c := range changes {
+		if c.From != "" {
+			if pe, ok := problems[c.Path]; ok {
+				delete(problems, c.Path)
+				wasKnown[c.Path] = true
+				if pe.ID != "" {
+					touched[pe.ID] = true
+				}
+			} else if id, err := lookupPath(ctx, bi.idx, c.Path); err != nil {
+				return nil, err
+			} else if id != "" {
+				wasKnown[c.Path] = true
+				touched[id], deleted[id] = true, true
+				if err := b.delete(id); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if c.To != "" {
+			adds = append(adds, c)
+		}
+	}
+	newDocs := map[string][]*Document{}
+	isNew := map[string]bool{}
+	langs := map[string]bool{}
+	for _, l := range bi.meta.Langs {
+		langs[l] = true
+	}
+	err = m.mapParallel(ctx, adds, func(r mapped) error {
+		if !r.ok {
+			return nil
+		}
+		isNew[r.change.Path] = true
+		if r.problem != nil {
+			problems[r.change.Path] = problemEntry{Problem: *r.problem}
+			return nil
+		}
+		id := r.doc.ID()
+		newDocs[id] = append(newDocs[id], r.doc)
+		touched[id] = true
+		langs[langKey(r.doc.Language)] = true
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range changes {
+		switch {
+		case wasKnown[c.Path] && isNew[c.Path]:
+			res.Changes.Changed++
+		case wasKnown[c.Path]:
+			res.Changes.Removed++
+		case isNew[c.Path]:
+			res.Changes.Added++
+		}
+	}
+	dupPaths := map[string][]string{}
+	for p, pe := range problems {
+		if pe.ID != "" && touched[pe.ID] {
+			dupPaths[pe.ID] = append(dupPaths[pe.ID], p)
+		}
+	}
+	ids := sortedKeys(touched)
+	for _, id := range ids {
+		var group []member
+		for _, d := range newDocs[id] {
+			group = append(group, member{path: d.Path, version: d.Version, doc: d})
+		}
+		for _, p := range dupPaths[id] {
+			if !isNew[p] {
+				group = append(group, member{path: p, version: problems[p].Version})
+			}
+		}
+		indexed := false
+		if !deleted[id] {
+			if path, version, err := storedPath(bi.idx, id); err != nil {
+				return nil, err
+			} else if path != "" {
+				indexed = true
+				group = append(group, member{path: path, version: version})
+			}
+		}
+		switch {
+		case len(group) == 1 && group[0].doc != nil:
+			if err := b.index(group[0].doc, meta.Branch); err != nil {
+				return nil, err
+			}
+		case len(group) == 1 && !indexed:
+			// The last file of a resolved duplicate group.
+			delete(problems, group[0].path)
+			r := m.mapFile(group[0].path, group[0].version)
+			if r.err != nil {
+				return nil, r.err
+			}
+			if r.doc != nil && r.doc.ID() == id {
+				if err := b.index(r.doc, meta.Branch); err != nil {
+					return nil, err
+				}
+			}
+		case len(group) > 1:
+			if indexed {
+				replaced++
+				if err := b.delete(id); err != nil {
+					return nil, err
+				}
+			}
+			markDuplicates(problems, id, group)
+		}
+	}
+	meta.Langs = sortedKeys(langs)
+	if err := b.finish(meta, map[string]any{string(keyProblems): problems}); err != nil {
+		return nil, err
+	}
+	res.Changes.Unchanged = max(0, int(before)-len(deleted)-replaced)
+	return problems, nil
+}
+
+// lookupPath returns the ID of the indexed document at path, "" when none.
+func lookupPath(ctx context.Context, idx bleve.Index, path string) (string, error) {
+	q := query.NewTermQuery(path)
+	q.SetField(fieldPath)
+	req := bleve.NewSearchRequestOptions(q, 1, 0, false)
+	r, err := idx.SearchInContext(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	if len(r.Hits) == 0 {
+		return "", nil
+	}
+	return r.Hits[0].ID, nil
+}
+
+// storedPath returns the stored path and version of the document id, "" when
+// it is not indexed.
+func storedPath(idx bleve.Index, id string) (path, version string, err error) {
+	doc, err := idx.Document(id)
+	if err != nil || doc == nil {
+		return "", "", err
+	}
+	doc.VisitFields(func(f bindex.Field) {
+		switch f.Name() {
+		case fieldPath:
+			path = string(f.Value())
+		case fieldVersion:
+			version = string(f.Value())
+		}
+	})
+	return path, version, nil
+}
+
+func readProblems(idx bleve.Index) (map[string]problemEntry, error) {
+	raw, err := idx.GetInternal(keyProblems)
+	if err != nil {
+		return nil, err
+	}
+	problems := map[string]problemEntry{}
+	if raw != nil {
+		if err := json.Unmarshal(raw, &problems); err != nil {
+			return nil, err
+		}
+	}
+	return problems, nil
+}
+
+func sortedProblems(problems map[string]problemEntry) []Problem {
+	out := make([]Problem, 0, len(problems))
+	for _, pe := range problems {
+		out = append(out, pe.Problem)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

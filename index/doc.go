@@ -1,0 +1,92 @@
+// Package index owns graft's search indexes (DESIGN §6): one Bleve index per
+// branch, full and incremental compiles from Git tree diffs, the query
+// language, and search across a branch chain (leaf → … → production).
+//
+// The package reads Git through the small Tree interface and turns files into
+// documents through the Mapper interface, so it never writes to Git and never
+// parses frontmatter itself.
+//
+// Decisions where DESIGN is silent:
+//   - Files that give one document ID (SLUG_NOT_UNIQUE) are all reported and
+//     none is indexed until only one is left; an incremental compile resolves
+//     the group as a full rebuild would.
+//   - A compile reports the problems of the whole tree (they are recorded in
+//     the index), not only those of the files that changed.
+//   - An overlay (a branch compiled with a Parent) holds the documents of the
+//     paths that differ between its base (by default the merge base with the
+//     parent) and its head, and tombstones for the base's documents it
+//     deleted or whose file no longer gives a valid document. A deletion on
+//     the branch keeps hiding the parent's document even when the parent
+//     changes it later; nearest branch wins.
+//   - Frontmatter keys are searchable as text (title boosted over the rest)
+//     and filterable with field:value, case-insensitively; nested keys are
+//     joined with '.' (author.name:ann).
+//   - A word that a language's analyzer drops entirely (a stop word) does not
+//     constrain that language's documents.
+package index
+
+// Document is what the index stores for one file of the content tree.
+type Document struct {
+	// Collection is the collection name from graft.yaml.
+	Collection string
+	// Slug is the document's slug inside its collection.
+	Slug string
+	// Path is the file's path in the repository.
+	Path string
+	// Version is the Git blob SHA of the file.
+	Version string
+	// Language is the collection's language code ("en", "fr", "zh", …), "" for none.
+	Language string
+	// Data is the parsed frontmatter.
+	Data map[string]any
+	// Text is the body as plain text, already stripped of Markdown syntax.
+	Text string
+}
+
+// DocID returns the identity of a document across every branch index:
+// the collection and the slug joined by ':'.
+func DocID(collection, slug string) string { return collection + ":" + slug }
+
+// ID returns the document's identity (DocID of its collection and slug).
+func (d *Document) ID() string { return DocID(d.Collection, d.Slug) }
+
+// Problem is a file of the content tree that could not be indexed.
+type Problem struct {
+	Path    string `json:"path"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Mapper turns a file of the content tree into a document. It must be safe for
+// concurrent use: compile maps files on several goroutines.
+type Mapper interface {
+	// Map maps the file at path with content blob. ok is false when the file
+	// is not a document (unmapped, not Markdown); otherwise exactly one of doc
+	// and problem is set. Map sets doc.Path; the index sets doc.Version.
+	Map(path string, blob []byte) (doc *Document, problem *Problem, ok bool)
+	// Root is the content root folder (repository-relative, no trailing '/',
+	// "" for the whole tree) that compile diffs.
+	Root() string
+}
+
+// Change is one path that differs between two trees. From and To are blob
+// SHAs; From "" means the path was added, To "" means it was deleted.
+type Change struct {
+	Path, From, To string
+}
+
+// Tree reads Git. It must be safe for concurrent use (Blob is called from
+// several goroutines) and must never write.
+type Tree interface {
+	// Resolve returns the head commit of branch, "" with no error when the
+	// branch exists but has no commits. A missing branch is an error.
+	Resolve(branch string) (commit string, err error)
+	// Diff lists the blob changes below dir between two commits; fromCommit
+	// "" is the empty tree. Unchanged subtrees are skipped by hash.
+	Diff(fromCommit, toCommit, dir string) ([]Change, error)
+	// Blob returns the content of a blob.
+	Blob(version string) ([]byte, error)
+	// MergeBase returns the best common ancestor of two commits, "" when
+	// they share none.
+	MergeBase(a, b string) (string, error)
+}

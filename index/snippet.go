@@ -1,0 +1,246 @@
+package index
+
+import (
+	"html"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Snippet shape.
+const (
+	snippetUnits = 20        // about 20 words
+	snippetScan  = 32 * 1024 // bytes of the body searched for matches
+)
+
+// mark is a positive word, prefix or phrase of the query, highlighted in snippets.
+type mark struct {
+	text   string
+	prefix bool
+}
+
+// snippetTerms returns the query's positive text clauses.
+func snippetTerms(q *Query) []mark {
+	var out []mark
+	for _, g := range q.Groups {
+		for _, c := range g {
+			if !c.Negate && c.Kind != Filter {
+				out = append(out, mark{text: c.Text, prefix: c.Prefix})
+			}
+		}
+	}
+	return out
+}
+
+// span is a byte range of the text.
+type span struct{ start, end int }
+
+// snippet cuts about 20 words of text around the densest run of matches,
+// HTML-escaped, with matches wrapped in <b>…</b>. Matching uses the
+// language's analyzer, so stemmed forms are marked too.
+func (m *Manager) snippet(text, lang string, marks []mark) string {
+	if len(text) > snippetScan {
+		cut := snippetScan
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		text = text[:cut]
+	}
+	an := m.an.forKey(lang)
+	terms := map[string]bool{}
+	var prefixes []string
+	for _, mk := range marks {
+		if mk.prefix {
+			prefixes = append(prefixes, strings.ToLower(mk.text))
+			continue
+		}
+		for _, t := range an.Analyze([]byte(mk.text)) {
+			terms[string(t.Term)] = true
+		}
+	}
+	var matches []span
+	if len(terms) > 0 || len(prefixes) > 0 {
+		for _, t := range an.Analyze([]byte(text)) {
+			hit := terms[string(t.Term)]
+			if !hit && t.End <= len(text) {
+				orig := strings.ToLower(text[t.Start:t.End])
+				for _, p := range prefixes {
+					if strings.HasPrefix(orig, p) {
+						hit = true
+						break
+					}
+				}
+			}
+			if hit && t.End <= len(text) && t.Start < t.End {
+				if n := len(matches); n > 0 && matches[n-1].end > t.Start {
+					continue // overlapping CJK bigrams: keep the first
+				}
+				matches = append(matches, span{t.Start, t.End})
+			}
+		}
+	}
+	units := wordUnits(text)
+	if len(units) == 0 {
+		return ""
+	}
+	// Count matches per unit and slide a window of snippetUnits over them.
+	count := make([]int, len(units))
+	j := 0
+	for i, u := range units {
+		for j < len(matches) && matches[j].end <= u.start {
+			j++
+		}
+		for k := j; k < len(matches) && matches[k].start < u.end; k++ {
+			count[i]++
+		}
+	}
+	best, bestN, n := 0, 0, 0
+	for i := range units {
+		n += count[i]
+		if i >= snippetUnits {
+			n -= count[i-snippetUnits]
+		}
+		if s := max(0, i-snippetUnits+1); n > bestN {
+			best, bestN = s, n
+		}
+	}
+	// Lead into the first match with a few words of context.
+	first := best
+	for first < len(units) && count[first] == 0 && bestN > 0 {
+		first++
+	}
+	start := max(0, min(first-3, len(units)-snippetUnits))
+	if bestN == 0 {
+		start = 0
+	}
+	end := min(len(units), start+snippetUnits)
+	return render(text, units[start].start, units[end-1].end, matches, start > 0, end < len(units))
+}
+
+// render writes text[from:to] escaped, whitespace collapsed, matches marked.
+func render(text string, from, to int, matches []span, lead, trail bool) string {
+	var b strings.Builder
+	if lead {
+		b.WriteString("… ")
+	}
+	pos := from
+	write := func(s string) {
+		space := false
+		for _, r := range s {
+			if unicode.IsSpace(r) {
+				space = true
+				continue
+			}
+			if space {
+				b.WriteByte(' ')
+				space = false
+			}
+			b.WriteString(html.EscapeString(string(r)))
+		}
+		if space {
+			b.WriteByte(' ')
+		}
+	}
+	for _, mt := range matches {
+		if mt.end <= from || mt.start >= to {
+			continue
+		}
+		s, e := max(mt.start, from), min(mt.end, to)
+		write(text[pos:s])
+		b.WriteString("<b>")
+		write(text[s:e])
+		b.WriteString("</b>")
+		pos = e
+	}
+	write(text[pos:to])
+	if trail {
+		b.WriteString(" …")
+	}
+	return b.String()
+}
+
+// wordUnits splits text into words (runs of non-space); a run of CJK
+// characters counts as one word per two characters.
+func wordUnits(text string) []span {
+	var out []span
+	start, cjk := -1, 0
+	for i, r := range text {
+		switch {
+		case unicode.IsSpace(r):
+			if start >= 0 {
+				out = append(out, span{start, i})
+				start = -1
+			}
+		case isCJK(r):
+			if start >= 0 && cjk == 0 {
+				out = append(out, span{start, i})
+				start = -1
+			}
+			if start < 0 {
+				start, cjk = i, 0
+			}
+			cjk++
+			if cjk == 2 {
+				out = append(out, span{start, i + utf8.RuneLen(r)})
+				start, cjk = -1, 0
+			}
+		default:
+			if start >= 0 && cjk > 0 {
+				out = append(out, span{start, i})
+				start = -1
+			}
+			if start < 0 {
+				start, cjk = i, 0
+			}
+		}
+	}
+	if start >= 0 {
+		out = append(out, span{start, len(text)})
+	}
+	return out
+}
+
+func isCJK(r rune) bool {
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
+}
+
+// docCache keeps recently read documents by path and version, so snippets of
+// popular hits do not parse their file again.
+type docCache struct {
+	mu    sync.Mutex
+	max   int
+	items map[string]*Document
+	order []string
+}
+
+func newDocCache(n int) *docCache { return &docCache{max: n, items: map[string]*Document{}} }
+
+// loadDoc returns the document at path and version, reading the blob through
+// the Tree and the Mapper on a cache miss; nil when the file is not a
+// document any more.
+func (m *Manager) loadDoc(path, version string) (*Document, error) {
+	key := path + "\x00" + version
+	c := m.cache
+	c.mu.Lock()
+	d, ok := c.items[key]
+	c.mu.Unlock()
+	if ok {
+		return d, nil
+	}
+	r := m.mapFile(path, version)
+	if r.err != nil {
+		return nil, r.err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.items[key]; !ok {
+		if len(c.order) >= c.max {
+			delete(c.items, c.order[0])
+			c.order = c.order[1:]
+		}
+		c.items[key] = r.doc
+		c.order = append(c.order, key)
+	}
+	return r.doc, nil
+}
