@@ -23,6 +23,7 @@ type Project struct {
 	mu        sync.Mutex
 	parsed    map[string]*Parsed   // blob SHA → parsed document
 	snapshots map[string]*Snapshot // commit → scan of its tree
+	latest    *Snapshot            // the last scan built: the base of the next
 }
 
 // OpenProject opens the project whose graft.yaml is in dir. The folder is
@@ -87,9 +88,10 @@ type Snapshot struct {
 	Problems  []Problem     // sorted by path
 	Unmapped  []string      // sorted
 
-	byKey  map[string]int      // collection/slug → index in Documents
-	byPath map[string]int      // path → index in Documents
-	dups   map[string][]string // collection/slug → the files that all give it
+	byKey   map[string]int       // collection/slug → index in Documents
+	byPath  map[string]int       // path → index in Documents
+	dups    map[string][]string  // collection/slug → the files that all give it
+	entries map[string]fileEntry // path → what the file maps to
 }
 
 // Ambiguous returns the files that all resolve to collection/slug, when more
@@ -149,36 +151,49 @@ func (p *Project) Parse(version string, raw []byte) (*Parsed, error) {
 
 // Scan reads the content tree at ref (a branch or commit) and maps every file
 // to a document, a problem or an unmapped path (DESIGN §4). Scans are cached
-// by commit, since a commit never changes. A branch with no commits scans as
-// an empty tree.
+// by commit, since a commit never changes, and built incrementally: the tree
+// diff from the last scan (kept in memory, and on disk under .graft/) names
+// the only files that are read again. A branch with no commits scans as an
+// empty tree.
 func (p *Project) Scan(ref string) (*Snapshot, error) {
 	commit, ok, err := p.resolveForRead(ref)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return newSnapshot("", nil, nil, nil), nil
+		return buildSnapshot("", map[string]fileEntry{}), nil
 	}
 	p.mu.Lock()
 	s, hit := p.snapshots[commit]
+	base := p.latest
 	p.mu.Unlock()
 	if hit {
 		return s, nil
 	}
-	files, err := p.Git.ListFiles(commit, p.Config.Content)
-	if err != nil {
-		return nil, err
+	if base == nil {
+		base = p.loadScan()
 	}
-	s, err = p.scanFiles(commit, files)
-	if err != nil {
-		return nil, err
+	var entries map[string]fileEntry
+	if base != nil {
+		entries, err = p.scanDiff(base, commit)
 	}
+	full := base == nil || err != nil
+	if full {
+		if entries, err = p.scanAll(commit); err != nil {
+			return nil, err
+		}
+	}
+	s = buildSnapshot(commit, entries)
 	p.mu.Lock()
-	if len(p.snapshots) > 16 {
+	if len(p.snapshots) >= 16 {
 		p.snapshots = map[string]*Snapshot{}
 	}
 	p.snapshots[commit] = s
+	p.latest = s
 	p.mu.Unlock()
+	if full {
+		p.saveScan(s)
+	}
 	return s, nil
 }
 
@@ -197,44 +212,112 @@ func (p *Project) resolveForRead(ref string) (string, bool, error) {
 	return c, true, nil
 }
 
-func (p *Project) scanFiles(commit string, files []File) (*Snapshot, error) {
+// entryKind says what a file of the content tree is.
+type entryKind uint8
+
+const (
+	entryIgnored  entryKind = iota // in a collection but not a document (an image, a db collection)
+	entryDoc                       // a document
+	entryProblem                   // cannot be a document
+	entryUnmapped                  // in no collection
+)
+
+// fileEntry is what one file of the content tree maps to.
+type fileEntry struct {
+	Path, Version    string
+	Kind             entryKind
+	Collection, Slug string
+	Code             errs.Code
+	Message          string
+}
+
+func (p *Project) scanAll(commit string) (map[string]fileEntry, error) {
+	files, err := p.Git.ListFiles(commit, p.Config.Content)
+	if err != nil {
+		return nil, err
+	}
+	entries := make(map[string]fileEntry, len(files))
+	for _, f := range files {
+		entries[f.Path] = p.mapFile(f)
+	}
+	return entries, nil
+}
+
+// scanDiff derives the entries of commit from base's through the tree diff.
+func (p *Project) scanDiff(base *Snapshot, commit string) (map[string]fileEntry, error) {
+	changes, err := p.Git.Diff(base.Commit, commit, p.Config.Content)
+	if err != nil {
+		return nil, err
+	}
+	entries := make(map[string]fileEntry, len(base.entries)+len(changes))
+	for k, v := range base.entries {
+		entries[k] = v
+	}
+	for _, c := range changes {
+		if c.To == "" {
+			delete(entries, c.Path)
+			continue
+		}
+		entries[c.Path] = p.mapFile(File{Path: c.Path, Version: c.To, Symlink: c.Symlink})
+	}
+	return entries, nil
+}
+
+// mapFile maps one file: collection by folder, slug rule, frontmatter syntax.
+func (p *Project) mapFile(f File) fileEntry {
+	e := fileEntry{Path: f.Path, Version: f.Version}
+	coll, rel, ok := p.Config.CollectionFor(f.Path)
+	switch {
+	case !ok:
+		e.Kind = entryUnmapped
+		return e
+	case !IsDocumentFile(f.Path) || coll.Authority == "db":
+		return e
+	case f.Symlink:
+		e.Kind, e.Code, e.Message = entryProblem, errs.InvalidPath, "a symlink cannot be a document"
+		return e
+	}
+	fail := func(err error) fileEntry {
+		pr := problemOf(f.Path, err)
+		e.Kind, e.Code, e.Message = entryProblem, pr.Code, pr.Message
+		return e
+	}
+	raw, err := p.Git.ReadBlob(f.Version)
+	if err != nil {
+		return fail(err)
+	}
+	parsed, err := p.Parse(f.Version, raw)
+	if err != nil {
+		return fail(err)
+	}
+	slug, err := DocumentSlug(rel, parsed.Data)
+	if err != nil {
+		return fail(err)
+	}
+	e.Kind, e.Collection, e.Slug = entryDoc, coll.Name, slug
+	return e
+}
+
+// buildSnapshot groups entries into documents, problems (two files giving one
+// slug are both SLUG_NOT_UNIQUE) and unmapped paths.
+func buildSnapshot(commit string, entries map[string]fileEntry) *Snapshot {
 	var docs []DocumentRef
 	var problems []Problem
 	var unmapped []string
-	paths := map[string][]DocumentRef{} // collection/slug → candidates
-	for _, f := range files {
-		coll, rel, ok := p.Config.CollectionFor(f.Path)
-		if !ok {
-			unmapped = append(unmapped, f.Path)
-			continue
+	byKey := map[string][]DocumentRef{}
+	for _, e := range entries {
+		switch e.Kind {
+		case entryUnmapped:
+			unmapped = append(unmapped, e.Path)
+		case entryProblem:
+			problems = append(problems, Problem{Path: e.Path, Code: e.Code, Message: e.Message})
+		case entryDoc:
+			key := e.Collection + "/" + e.Slug
+			byKey[key] = append(byKey[key], DocumentRef{Collection: e.Collection, Slug: e.Slug, Path: e.Path, Version: e.Version})
 		}
-		if !IsDocumentFile(f.Path) || coll.Authority == "db" {
-			continue
-		}
-		if f.Symlink {
-			problems = append(problems, Problem{Path: f.Path, Code: errs.InvalidPath, Message: "a symlink cannot be a document"})
-			continue
-		}
-		raw, _, err := p.Git.ReadFile(commit, f.Path)
-		if err != nil {
-			problems = append(problems, problemOf(f.Path, err))
-			continue
-		}
-		parsed, err := p.Parse(f.Version, raw)
-		if err != nil {
-			problems = append(problems, problemOf(f.Path, err))
-			continue
-		}
-		slug, err := DocumentSlug(rel, parsed.Data)
-		if err != nil {
-			problems = append(problems, problemOf(f.Path, err))
-			continue
-		}
-		key := coll.Name + "/" + slug
-		paths[key] = append(paths[key], DocumentRef{Collection: coll.Name, Slug: slug, Path: f.Path, Version: f.Version})
 	}
 	dups := map[string][]string{}
-	for key, refs := range paths {
+	for key, refs := range byKey {
 		if len(refs) == 1 {
 			docs = append(docs, refs[0])
 			continue
@@ -252,7 +335,8 @@ func (p *Project) scanFiles(commit string, files []File) (*Snapshot, error) {
 	}
 	snap := newSnapshot(commit, docs, problems, unmapped)
 	snap.dups = dups
-	return snap, nil
+	snap.entries = entries
+	return snap
 }
 
 func newSnapshot(commit string, docs []DocumentRef, problems []Problem, unmapped []string) *Snapshot {

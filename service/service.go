@@ -121,6 +121,8 @@ type Service struct {
 	Project *repo.Project
 	// Publisher moves branches: the local repository, or GitHub.
 	Publisher drafts.Publisher
+
+	idx indexes
 }
 
 // Open opens the project in dir (the folder holding graft.yaml).

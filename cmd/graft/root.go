@@ -109,6 +109,9 @@ own draft branch, and people review the result as Git history and pull requests.
 		a.contentCommand(),
 		a.checkCommand(),
 		a.schemaCommand(),
+		a.compileCommand(),
+		a.searchCommand(),
+		a.benchCommand(),
 		a.versionCommand(),
 	)
 	return root
@@ -175,4 +178,10 @@ func (a *app) versionCommand() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// jsonLine renders v as one line of JSON.
+func jsonLine(v any) (string, error) {
+	b, err := json.Marshal(v)
+	return string(b), err
 }

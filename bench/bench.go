@@ -1,0 +1,383 @@
+// Package bench measures graft end to end on a fresh repository: it builds a
+// corpus (synthetic or a folder of Markdown files), commits it, compiles the
+// search index, and times incremental compiles, queries on production and on
+// a three-deep branch chain, and single-document writes. `graft bench` prints
+// its Result as one JSON object.
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/graft-studio/graft/fixtures"
+	"github.com/graft-studio/graft/repo"
+	"github.com/graft-studio/graft/service"
+)
+
+// Options says what to measure.
+type Options struct {
+	// Docs is the number of synthetic documents (used when CorpusDir is "").
+	Docs int
+	// CorpusDir is a folder of Markdown files to use instead.
+	CorpusDir string
+	// Queries replaces the built-in mix of 200 queries when set.
+	Queries []string
+	// Dir is where the repository is built; a temporary folder when "".
+	Dir string
+	// Log receives progress lines; nil for none.
+	Log func(format string, args ...any)
+}
+
+// Result is what `graft bench` prints.
+type Result struct {
+	Docs                 int     `json:"docs"`
+	Bytes                int64   `json:"bytes"`
+	FullCompileMs        int64   `json:"full_compile_ms"`
+	DocsPerS             float64 `json:"docs_per_s"`
+	IncrementalCompileMs float64 `json:"incremental_compile_ms"`
+	QueryP50Us           int64   `json:"query_p50_us"`
+	QueryP99Us           int64   `json:"query_p99_us"`
+	Chain3QueryP50Us     int64   `json:"chain3_query_p50_us"`
+	WriteCommitP50Us     int64   `json:"write_commit_p50_us"`
+	IndexBytes           int64   `json:"index_bytes"`
+	PeakRSSMB            float64 `json:"peak_rss_mb"`
+	Queries              int     `json:"queries"`
+	Problems             int     `json:"problems"`
+}
+
+const (
+	incrementalRuns = 20
+	writeRuns       = 20
+	builtinQueries  = 200
+)
+
+var operator = service.Caller{ID: "user:bench@graft.invalid", Operator: true}
+
+// Run builds the corpus and measures it.
+func Run(ctx context.Context, opt Options) (Result, error) {
+	logf := func(string, ...any) {}
+	if opt.Log != nil {
+		t0 := time.Now()
+		logf = func(format string, args ...any) {
+			opt.Log("%6.1fs "+format, append([]any{time.Since(t0).Seconds()}, args...)...)
+		}
+	}
+	dir := opt.Dir
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "graft-bench-")
+		if err != nil {
+			return Result{}, err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	}
+	gen := fixtures.NewSynthetic(1)
+	files, cfg, err := corpus(opt, gen)
+	if err != nil {
+		return Result{}, err
+	}
+	var res Result
+	for _, f := range files {
+		res.Bytes += int64(len(f.Content))
+	}
+	logf("committing %d files (%d bytes)", len(files), res.Bytes)
+	r, err := repo.InitRepo(dir, false)
+	if err != nil {
+		return res, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, repo.ConfigFileName), []byte(cfg), 0o644); err != nil {
+		return res, err
+	}
+	files = append(files, repo.Change{Path: repo.ConfigFileName, Content: []byte(cfg)})
+	sig := repo.Signature{Name: "bench", Email: "bench@graft.invalid"}
+	if _, err := r.Commit(ctx, repo.CommitRequest{Branch: "main", Changes: files, Message: "Corpus", Author: sig}); err != nil {
+		return res, err
+	}
+	svc, err := service.Open(dir)
+	if err != nil {
+		return res, err
+	}
+	defer svc.Close()
+
+	logf("full compile")
+	start := time.Now()
+	out, err := svc.Compile(ctx, operator, service.CompileInput{Full: true})
+	if err != nil {
+		return res, err
+	}
+	full := time.Since(start)
+	res.FullCompileMs = full.Milliseconds()
+	last := out.Results[len(out.Results)-1]
+	res.Problems = len(last.Problems)
+	res.Docs = last.Changes.Added + last.Changes.Changed + last.Changes.Unchanged - res.Problems
+	res.DocsPerS = float64(res.Docs) / full.Seconds()
+
+	logf("incremental compiles and writes")
+	editable := editablePaths(files)
+	var incr, writes []time.Duration
+	for i := 0; i < incrementalRuns; i++ {
+		p := editable[(i*7919)%len(editable)]
+		if _, err := r.Commit(ctx, repo.CommitRequest{Branch: "main", Message: "Edit " + p, Author: sig,
+			Changes: []repo.Change{{Path: p, Content: edited(gen, files, p, i+1)}}}); err != nil {
+			return res, err
+		}
+		start := time.Now()
+		if _, err := svc.Compile(ctx, operator, service.CompileInput{}); err != nil {
+			return res, err
+		}
+		incr = append(incr, time.Since(start))
+	}
+	res.IncrementalCompileMs = float64(median(incr).Microseconds()) / 1000
+	for i := 0; i < writeRuns; i++ {
+		in := service.WriteContentInput{Collection: "docs", Slug: fmt.Sprintf("bench-write-%d", i),
+			Data: map[string]any{"title": fmt.Sprintf("Write %d", i)}, Body: "A benchmark write.\n"}
+		start := time.Now()
+		if _, err := svc.WriteContent(ctx, operator, in); err != nil {
+			return res, err
+		}
+		writes = append(writes, time.Since(start))
+	}
+	res.WriteCommitP50Us = median(writes).Microseconds()
+
+	queries := opt.Queries
+	if len(queries) == 0 {
+		queries = queryMix(gen, opt, files)
+	}
+	res.Queries = len(queries)
+	logf("%d queries on production", len(queries))
+	lat, err := runQueries(ctx, svc, "", queries)
+	if err != nil {
+		return res, err
+	}
+	res.QueryP50Us, res.QueryP99Us = percentile(lat, 50).Microseconds(), percentile(lat, 99).Microseconds()
+
+	logf("three-deep chain")
+	leaf, err := buildChain(ctx, r, editable, gen, files, sig)
+	if err != nil {
+		return res, err
+	}
+	if _, err := svc.Compile(ctx, operator, service.CompileInput{Branch: leaf}); err != nil {
+		return res, err
+	}
+	lat, err = runQueries(ctx, svc, leaf, queries)
+	if err != nil {
+		return res, err
+	}
+	res.Chain3QueryP50Us = percentile(lat, 50).Microseconds()
+	res.IndexBytes = dirSize(filepath.Join(dir, repo.StateDirName, "index"))
+	res.PeakRSSMB = peakRSSMB()
+	return res, nil
+}
+
+// corpus returns the files to commit and the graft.yaml to use.
+func corpus(opt Options, gen *fixtures.Synthetic) ([]repo.Change, string, error) {
+	if opt.CorpusDir == "" {
+		n := opt.Docs
+		if n <= 0 {
+			n = 1000
+		}
+		files := make([]repo.Change, n)
+		for i := range files {
+			files[i] = repo.Change{Path: gen.Path(i), Content: gen.Doc(i, 0)}
+		}
+		return files, fixtures.SyntheticConfig, nil
+	}
+	var files []repo.Change
+	err := filepath.WalkDir(opt.CorpusDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !repo.IsDocumentFile(p) {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(opt.CorpusDir, p)
+		files = append(files, repo.Change{Path: path.Join("content/docs", filepath.ToSlash(rel)), Content: data})
+		return nil
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	if len(files) == 0 {
+		return nil, "", fmt.Errorf("bench: no Markdown files in %s", opt.CorpusDir)
+	}
+	cfg := "version: 1\ncontent: content\ndatabase: none\ncollections:\n  docs:\n    format: md\n"
+	return files, cfg, nil
+}
+
+// editablePaths lists the corpus documents an edit may touch, sorted.
+func editablePaths(files []repo.Change) []string {
+	var out []string
+	for _, f := range files {
+		if strings.HasPrefix(f.Path, "content/") {
+			out = append(out, f.Path)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// edited returns new bytes for path: a synthetic revision, or the file with a
+// line appended.
+func edited(gen *fixtures.Synthetic, files []repo.Change, p string, rev int) []byte {
+	if n, ok := syntheticIndex(p); ok {
+		return gen.Doc(n, rev)
+	}
+	for _, f := range files {
+		if f.Path == p {
+			return append(append([]byte{}, f.Content...), []byte(fmt.Sprintf("\nEdited %d.\n", rev))...)
+		}
+	}
+	return nil
+}
+
+func syntheticIndex(p string) (int, bool) {
+	base := path.Base(p)
+	if !strings.HasPrefix(base, "doc-") {
+		return 0, false
+	}
+	n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(base, "doc-"), ".md"))
+	return n, err == nil
+}
+
+// buildChain creates three preview branches main → bench/level-1 →
+// bench/level-2 → bench/level-3, each overriding a third of 1% of the documents.
+func buildChain(ctx context.Context, r *repo.Repo, paths []string, gen *fixtures.Synthetic, files []repo.Change, sig repo.Signature) (string, error) {
+	override := max(3, len(paths)/100)
+	parent := "main"
+	names := []string{"bench/level-1", "bench/level-2", "bench/level-3"}
+	for level, name := range names {
+		if _, err := r.CreateBranch(name, parent, sig); err != nil {
+			return "", err
+		}
+		var changes []repo.Change
+		for i := level; i < override; i += 3 {
+			p := paths[(i*104729)%len(paths)]
+			changes = append(changes, repo.Change{Path: p, Content: edited(gen, files, p, 100+level)})
+		}
+		if _, err := r.Commit(ctx, repo.CommitRequest{Branch: name, Changes: changes, Message: "Override", Author: sig}); err != nil {
+			return "", err
+		}
+		parent = name
+	}
+	return names[len(names)-1], nil
+}
+
+// queryMix is the built-in mix: synthetic queries, or words of the corpus.
+func queryMix(gen *fixtures.Synthetic, opt Options, files []repo.Change) []string {
+	if opt.CorpusDir == "" {
+		return gen.Queries(builtinQueries)
+	}
+	return corpusQueries(files, builtinQueries)
+}
+
+// corpusQueries picks words of a real corpus: frequent and rarer words, pairs,
+// prefixes and phrases.
+func corpusQueries(files []repo.Change, n int) []string {
+	counts := map[string]int{}
+	for _, f := range files {
+		for _, w := range strings.FieldsFunc(strings.ToLower(string(f.Content)), func(r rune) bool {
+			return !(r >= 'a' && r <= 'z')
+		}) {
+			if len(w) >= 4 && len(w) <= 12 {
+				counts[w]++
+			}
+		}
+	}
+	words := make([]string, 0, len(counts))
+	for w := range counts {
+		words = append(words, w)
+	}
+	sort.Slice(words, func(i, j int) bool {
+		if counts[words[i]] != counts[words[j]] {
+			return counts[words[i]] > counts[words[j]]
+		}
+		return words[i] < words[j]
+	})
+	if len(words) < 100 {
+		return words
+	}
+	out := make([]string, 0, n)
+	for i := 0; len(out) < n; i++ {
+		a, b := words[(i*7)%300], words[300+(i*13)%(len(words)-300)]
+		switch i % 5 {
+		case 0:
+			out = append(out, a)
+		case 1:
+			out = append(out, b)
+		case 2:
+			out = append(out, a+" "+b)
+		case 3:
+			out = append(out, a[:4]+"*")
+		case 4:
+			out = append(out, a+" or "+b)
+		}
+	}
+	return out
+}
+
+func runQueries(ctx context.Context, svc *service.Service, branch string, queries []string) ([]time.Duration, error) {
+	lat := make([]time.Duration, 0, len(queries))
+	for _, q := range queries {
+		start := time.Now()
+		if _, err := svc.Search(ctx, operator, service.SearchInput{Query: q, Branch: branch, Limit: 10, NoRefresh: true}); err != nil {
+			return nil, fmt.Errorf("query %q: %w", q, err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	return lat, nil
+}
+
+func median(d []time.Duration) time.Duration { return percentile(d, 50) }
+
+func percentile(d []time.Duration, p int) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := append([]time.Duration{}, d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	i := (len(s)*p + 99) / 100
+	return s[min(max(i-1, 0), len(s)-1)]
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// peakRSSMB reads the process's peak resident set size (Linux); elsewhere
+// it reports the Go runtime's memory obtained from the OS.
+func peakRSSMB() float64 {
+	f, err := os.Open("/proc/self/status")
+	if err == nil {
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+				kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
+				return float64(kb) / 1024
+			}
+		}
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return float64(ms.Sys) / (1 << 20)
+}

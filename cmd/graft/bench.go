@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/graft-studio/graft/bench"
+	"github.com/graft-studio/graft/errs"
+)
+
+func (a *app) benchCommand() *cobra.Command {
+	var (
+		opt     bench.Options
+		queries string
+		verbose bool
+	)
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure compile, search and write speed on a fresh repository; prints one JSON object",
+		Long: `Build a corpus (--docs N synthetic documents of about 2.7 KB, or --corpus DIR of
+Markdown files), commit it to a fresh repository in a temporary folder and measure:
+full and incremental compile, query latency (a fixed mix of 200 queries, or
+--queries FILE with one query per line), the same queries on a branch three levels
+deep with 1% of documents overridden, single-document writes, index size and
+peak memory. The result is one JSON object on stdout.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opt.CorpusDir != "" && cmd.Flags().Changed("docs") {
+				return usageError{fmt.Errorf("--docs and --corpus exclude each other")}
+			}
+			if queries != "" {
+				q, err := readQueries(queries)
+				if err != nil {
+					return err
+				}
+				opt.Queries = q
+			}
+			if verbose {
+				opt.Log = func(format string, args ...any) { fmt.Fprintf(a.stderr, "bench: "+format+"\n", args...) }
+			}
+			res, err := bench.Run(cmd.Context(), opt)
+			if err != nil {
+				return err
+			}
+			line, err := jsonLine(res)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(a.stdout, line)
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&opt.Docs, "docs", 1000, "number of synthetic documents")
+	cmd.Flags().StringVar(&opt.CorpusDir, "corpus", "", "a folder of Markdown files to use instead of synthetic documents")
+	cmd.Flags().StringVar(&queries, "queries", "", "a file with one query per line (replaces the built-in mix)")
+	cmd.Flags().StringVar(&opt.Dir, "keep", "", "build the repository in this (empty) folder and keep it")
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "log progress on stderr")
+	return cmd
+}
+
+func readQueries(name string) ([]string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, errs.New(errs.InputValidationFailed, "cannot read queries: %v", err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if q := strings.TrimSpace(sc.Text()); q != "" && !strings.HasPrefix(q, "#") {
+			out = append(out, q)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errs.New(errs.InputValidationFailed, "%s holds no queries", name).WithFix("write one query per line")
+	}
+	return out, sc.Err()
+}

@@ -1,0 +1,64 @@
+package repo
+
+import (
+	"io"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/graft-studio/graft/errs"
+)
+
+// ReadBlob returns the content of a blob by its SHA (a document version).
+func (r *Repo) ReadBlob(version string) ([]byte, error) {
+	if !gitIsSHA(version) {
+		return nil, errs.New(errs.InputValidationFailed, "%q is not a version (a 40-hex blob SHA)", version)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	b, err := r.repo.BlobObject(plumbing.NewHash(version))
+	if err != nil {
+		return nil, errs.New(errs.DocumentNotFound, "no blob %s: %v", version, err)
+	}
+	rd, err := b.Reader()
+	if err != nil {
+		return nil, errs.New(errs.Internal, "read blob %s: %v", version, err)
+	}
+	defer rd.Close()
+	return io.ReadAll(rd)
+}
+
+// MergeBase returns the best common ancestor of two commits, "" when they
+// share none.
+func (r *Repo) MergeBase(a, b string) (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ca, err := r.repo.CommitObject(plumbing.NewHash(a))
+	if err != nil {
+		return "", errs.New(errs.Internal, "read commit %s: %v", a, err)
+	}
+	cb, err := r.repo.CommitObject(plumbing.NewHash(b))
+	if err != nil {
+		return "", errs.New(errs.Internal, "read commit %s: %v", b, err)
+	}
+	bases, err := ca.MergeBase(cb)
+	if err != nil {
+		return "", errs.New(errs.Internal, "merge base of %s and %s: %v", a, b, err)
+	}
+	if len(bases) == 0 {
+		return "", nil
+	}
+	return bases[0].Hash.String(), nil
+}
+
+// Trailer returns the value of a trailer (e.g. "Graft-Parent") in the
+// message of a commit.
+func (r *Repo) Trailer(commit, key string) (string, bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, err := r.repo.CommitObject(plumbing.NewHash(commit))
+	if err != nil {
+		return "", false, errs.New(errs.Internal, "read commit %s: %v", commit, err)
+	}
+	v, ok := branchTrailer(c.Message, key)
+	return v, ok, nil
+}
