@@ -110,6 +110,7 @@ own draft branch, and people review the result as Git history and pull requests.
 		a.checkCommand(),
 		a.schemaCommand(),
 		a.versionCommand(),
+		a.mcpCommand(), a.addCommand(),
 	)
 	return root
 }
