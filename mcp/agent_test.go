@@ -218,8 +218,8 @@ func TestScopeMatrix(t *testing.T) {
 func TestArgumentErrors(t *testing.T) {
 	s := connect(t, Options{Dir: fixtures.SampleRepo(t)})
 	for _, args := range []map[string]any{
-		{"collection": "posts"},                     // slug missing
-		{"collection": "posts", "slug": 7},          // wrong type
+		{"collection": "posts"},                      // slug missing
+		{"collection": "posts", "slug": 7},           // wrong type
 		{"collection": "posts", "slug": "a", "x": 1}, // unknown key
 	} {
 		r := s.call("get_content", args).code(t, "INPUT_VALIDATION_FAILED")
