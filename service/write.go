@@ -89,18 +89,16 @@ func (s *Service) target(c Caller, branch string) (writeTarget, error) {
 }
 
 func (s *Service) writeOnce(ctx context.Context, c Caller, in WriteContentInput) (WriteContentOutput, error) {
-	coll, err := s.Project.Config.Collection(in.Collection)
-	if err != nil {
-		return WriteContentOutput{}, err
-	}
-	if coll.Authority == "db" {
-		return WriteContentOutput{}, errs.New(errs.AuthorityMismatch, "collection %s lives in the database; content tools cannot write it", coll.Name).
-			WithFix("use the collection's functions (list_functions, run_function)")
-	}
-	if err := checkSlugArgument(in.Slug, in.Data); err != nil {
-		return WriteContentOutput{}, err
-	}
-	t, err := s.target(c, in.Branch)
+	body := in.Body
+	return s.changeOne(ctx, c, in.Branch, edit{op: opPut, collection: in.Collection, slug: in.Slug,
+		data: in.Data, body: &body, baseVersion: in.BaseVersion}, in.Message, in.DryRun)
+}
+
+// changeOne prepares one edit on its target branch and commits it, or with
+// dryRun returns the diff and commits nothing. WriteContent and PatchContent
+// share it.
+func (s *Service) changeOne(ctx context.Context, c Caller, branch string, e edit, message string, dryRun bool) (WriteContentOutput, error) {
+	t, err := s.target(c, branch)
 	if err != nil {
 		return WriteContentOutput{}, err
 	}
@@ -108,92 +106,224 @@ func (s *Service) writeOnce(ctx context.Context, c Caller, in WriteContentInput)
 	if err != nil {
 		return WriteContentOutput{}, err
 	}
-	var current *repo.Document
-	p := path.Join(coll.Path, in.Slug+"."+coll.Format)
-	if ref, ok := snap.Lookup(coll.Name, in.Slug); ok {
-		if current, err = s.Project.Load(snap.Commit, ref); err != nil {
-			return WriteContentOutput{}, err
-		}
-		p = ref.Path
-	} else if twins := snap.Ambiguous(coll.Name, in.Slug); twins != nil {
-		return WriteContentOutput{}, errs.New(errs.SlugNotUnique, "%s/%s is given by %d files: %s", coll.Name, in.Slug, len(twins), strings.Join(twins, ", ")).
-			With("paths", twins).WithFix("rename or remove all but one of these files first")
-	} else if other, ok := snap.AtPath(p); ok {
-		return WriteContentOutput{}, errs.New(errs.SlugNotUnique, "path %s already holds %s/%s", p, other.Collection, other.Slug).
-			With("path", p).WithFix("choose another slug")
-	}
-	curVersion := ""
-	if current != nil {
-		curVersion = current.Version
-	}
-	if in.BaseVersion != nil && !in.BaseVersion.Check(curVersion) {
-		return WriteContentOutput{}, conflict(coll.Name, in.Slug, curVersion)
-	}
-	data := in.Data
-	if data == nil {
-		data = map[string]any{}
-	}
-	refs := func(collection, slug string) bool { _, ok := snap.Lookup(collection, slug); return ok }
-	if issues := coll.Validate(data, refs); len(issues) > 0 {
-		return WriteContentOutput{}, repo.ValidationError(coll.Name, issues)
-	}
-	var content []byte
-	if current != nil {
-		content, err = current.Parsed.Update(data, []byte(in.Body))
-	} else {
-		content, err = repo.NewDocument(repo.FormatYAML, data, []byte(in.Body))
-	}
+	p, err := s.prepare(snap, e, snapshotRefs(snap))
 	if err != nil {
 		return WriteContentOutput{}, err
 	}
-	written, err := repo.ParseDocument(content)
-	if err != nil {
-		return WriteContentOutput{}, err
-	}
-	if current == nil || current.Body != string(written.Body) {
-		if err := gateBody(p, content, written); err != nil {
-			return WriteContentOutput{}, err
-		}
-	}
-	out := WriteContentOutput{Collection: coll.Name, Slug: in.Slug, Path: p, Branch: t.branch, Created: current == nil, DryRun: in.DryRun}
-	if in.DryRun {
-		var old []byte
-		if current != nil {
-			old = current.Raw
-		}
-		out.Version = curVersion
-		out.Diff = unifiedDiff(p, old, content)
+	out := WriteContentOutput{Collection: p.coll.Name, Slug: p.slug, Path: p.path, Branch: t.branch, Created: p.current == nil, DryRun: dryRun}
+	if dryRun {
+		out.Version = p.currentVersion()
+		out.Diff = p.diff()
 		return out, nil
 	}
-	verb := "Update"
-	if current == nil {
-		verb = "Create"
+	if message == "" {
+		message = p.defaultMessage()
 	}
-	msg := in.Message
-	if msg == "" {
-		msg = verb + " " + coll.Name + "/" + in.Slug
-	}
-	base := "none"
-	if current != nil {
-		base = current.Version
-	}
-	trailers := []string{"Graft-Base: " + p + " " + base}
-	if !t.exists {
-		trailers = append(trailers, "Graft-Parent: "+s.Project.Production())
-	}
-	res, err := s.Publisher.Commit(ctx, repo.CommitRequest{
-		Branch:  t.branch,
-		From:    s.Project.Production(),
-		Changes: []repo.Change{{Path: p, Content: content, Base: repo.Base{Present: true, Version: curVersion}}},
-		Message: withTrailers(msg, trailers),
-		Author:  c.Signature(),
-	})
+	res, err := s.commitPrepared(ctx, c, t, []prepared{p}, message)
 	if err != nil {
 		return WriteContentOutput{}, err
 	}
 	out.Commit = res.Commit
-	out.Version = res.Versions[p]
+	out.Version = res.Versions[p.path]
 	return out, nil
+}
+
+// The kinds of edit.
+const (
+	opPut    = "put"
+	opPatch  = "patch"
+	opDelete = "delete"
+)
+
+// edit is one requested change to one document, before any check.
+type edit struct {
+	op          string // opPut, opPatch or opDelete
+	collection  string
+	slug        string
+	data        map[string]any // put: the whole frontmatter
+	body        *string        // put: the body; patch: nil keeps the body
+	set         map[string]any // patch: keys to set
+	unset       []string       // patch: keys to remove
+	baseVersion *repo.Base
+}
+
+// prepared is an edit checked against a snapshot — collection, slug, path,
+// baseVersion, schema, references and the MDX gate — with the bytes to commit.
+type prepared struct {
+	op      string
+	coll    *repo.Collection
+	slug    string
+	path    string
+	current *repo.Document // nil when the document does not exist yet
+	content []byte         // the new file; nil for a delete
+}
+
+func (p prepared) currentVersion() string {
+	if p.current == nil {
+		return ""
+	}
+	return p.current.Version
+}
+
+// change is the commit change of p, based on the version it was prepared on.
+func (p prepared) change() repo.Change {
+	return repo.Change{Path: p.path, Content: p.content, Delete: p.op == opDelete,
+		Base: repo.Base{Present: true, Version: p.currentVersion()}}
+}
+
+func (p prepared) diff() string {
+	var old []byte
+	if p.current != nil {
+		old = p.current.Raw
+	}
+	return unifiedDiff(p.path, old, p.content)
+}
+
+func (p prepared) defaultMessage() string {
+	verb := "Update"
+	switch {
+	case p.op == opDelete:
+		verb = "Delete"
+	case p.current == nil:
+		verb = "Create"
+	}
+	return verb + " " + p.coll.Name + "/" + p.slug
+}
+
+// snapshotRefs answers reference checks from a snapshot.
+func snapshotRefs(snap *repo.Snapshot) func(collection, slug string) bool {
+	return func(collection, slug string) bool { _, ok := snap.Lookup(collection, slug); return ok }
+}
+
+// prepare checks one edit against the snapshot of the branch it will be
+// committed to and builds the new file. refs answers whether a referenced
+// document exists. Nothing is written.
+func (s *Service) prepare(snap *repo.Snapshot, e edit, refs func(collection, slug string) bool) (prepared, error) {
+	coll, err := s.Project.Config.Collection(e.collection)
+	if err != nil {
+		return prepared{}, err
+	}
+	if coll.Authority == "db" {
+		return prepared{}, errs.New(errs.AuthorityMismatch, "collection %s lives in the database; content tools cannot write it", coll.Name).
+			WithFix("use the collection's functions (list_functions, run_function)")
+	}
+	slugData := e.data
+	if e.op == opPatch {
+		slugData = e.set
+	}
+	if err := checkSlugArgument(e.slug, slugData); err != nil {
+		return prepared{}, err
+	}
+	p := prepared{op: e.op, coll: coll, slug: e.slug, path: path.Join(coll.Path, e.slug+"."+coll.Format)}
+	if ref, ok := snap.Lookup(coll.Name, e.slug); ok {
+		if p.current, err = s.Project.Load(snap.Commit, ref); err != nil {
+			return prepared{}, err
+		}
+		p.path = ref.Path
+	} else if twins := snap.Ambiguous(coll.Name, e.slug); twins != nil {
+		return prepared{}, errs.New(errs.SlugNotUnique, "%s/%s is given by %d files: %s", coll.Name, e.slug, len(twins), strings.Join(twins, ", ")).
+			With("paths", twins).WithFix("rename or remove all but one of these files first")
+	} else if other, ok := snap.AtPath(p.path); ok {
+		return prepared{}, errs.New(errs.SlugNotUnique, "path %s already holds %s/%s", p.path, other.Collection, other.Slug).
+			With("path", p.path).WithFix("choose another slug")
+	}
+	if e.baseVersion != nil && !e.baseVersion.Check(p.currentVersion()) {
+		return prepared{}, conflict(coll.Name, e.slug, p.currentVersion())
+	}
+	if e.op != opPut && p.current == nil {
+		return prepared{}, errs.New(errs.DocumentNotFound, "no document %s/%s on %s", coll.Name, e.slug, snapName(snap)).
+			With("collection", coll.Name).With("slug", e.slug).
+			WithFix("check the slug with list_content; to create a document use write_content")
+	}
+	if e.op == opDelete {
+		return p, nil
+	}
+	data := e.data
+	if e.op == opPatch {
+		data = patched(p.current.Data, e.set, e.unset)
+	}
+	if data == nil {
+		data = map[string]any{}
+	}
+	if issues := coll.Validate(data, refs); len(issues) > 0 {
+		return prepared{}, repo.ValidationError(coll.Name, issues)
+	}
+	var body []byte
+	if e.body != nil {
+		body = []byte(*e.body)
+	}
+	switch {
+	case e.op == opPatch:
+		p.content, err = p.current.Parsed.Patch(e.set, e.unset, body)
+	case p.current != nil:
+		p.content, err = p.current.Parsed.Update(data, body)
+	default:
+		p.content, err = repo.NewDocument(repo.FormatYAML, data, body)
+	}
+	if err != nil {
+		return prepared{}, err
+	}
+	written, err := repo.ParseDocument(p.content)
+	if err != nil {
+		return prepared{}, err
+	}
+	if p.current == nil || p.current.Body != string(written.Body) {
+		if err := gateBody(p.path, p.content, written); err != nil {
+			return prepared{}, err
+		}
+	}
+	return p, nil
+}
+
+// patched returns data with set applied and unset keys removed (set wins).
+func patched(data, set map[string]any, unset []string) map[string]any {
+	out := make(map[string]any, len(data)+len(set))
+	for k, v := range data {
+		out[k] = v
+	}
+	for _, k := range unset {
+		delete(out, k)
+	}
+	for k, v := range set {
+		out[k] = v
+	}
+	return out
+}
+
+func snapName(snap *repo.Snapshot) string {
+	if snap.Commit == "" {
+		return "an empty branch"
+	}
+	return "commit " + snap.Commit[:min(10, len(snap.Commit))]
+}
+
+// commitPrepared commits prepared edits to the target in one commit, with a
+// Graft-Base trailer per path (DESIGN §8). The commit itself runs without
+// the caller's cancellation: a cancelled call stops before it, never inside.
+func (s *Service) commitPrepared(ctx context.Context, c Caller, t writeTarget, ps []prepared, message string) (repo.CommitResult, error) {
+	var trailers []string
+	changes := make([]repo.Change, 0, len(ps))
+	for _, p := range ps {
+		base := p.currentVersion()
+		if base == "" {
+			base = "none"
+		}
+		trailers = append(trailers, "Graft-Base: "+p.path+" "+base)
+		changes = append(changes, p.change())
+	}
+	if !t.exists {
+		trailers = append(trailers, "Graft-Parent: "+s.Project.Production())
+	}
+	if err := ctx.Err(); err != nil {
+		return repo.CommitResult{}, err
+	}
+	return s.Publisher.Commit(context.WithoutCancel(ctx), repo.CommitRequest{
+		Branch:  t.branch,
+		From:    s.Project.Production(),
+		Changes: changes,
+		Message: withTrailers(message, trailers),
+		Author:  c.Signature(),
+	})
 }
 
 func conflict(collection, slug, current string) error {

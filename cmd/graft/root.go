@@ -113,6 +113,7 @@ own draft branch, and people review the result as Git history and pull requests.
 		a.searchCommand(),
 		a.benchCommand(),
 		a.versionCommand(),
+		a.mcpCommand(), a.addCommand(),
 	)
 	return root
 }

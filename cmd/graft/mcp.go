@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/mcp"
+)
+
+type mcpFlags struct {
+	branch string
+	elicit bool
+}
+
+func (a *app) mcpCommand() *cobra.Command {
+	var f mcpFlags
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve graft's MCP tools over stdio (--dir PATH names the project)",
+		Long: `Serve the MCP server over standard input and output, acting as agent:graft-cli
+with content:write (GRAFT_DEV_SCOPES=a,b sets other scopes). The project is
+never guessed from the working directory: pass --dir PATH or set GRAFT_DIR.
+Logs go to standard error. A broken graft.yaml does not stop the server: every
+project tool answers CONFIG_INVALID until the file is fixed, and the server
+re-reads it on change.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+			s := mcp.New(a.mcpOptions(f, logger))
+			if a.mcpDir() == "" {
+				fmt.Fprintln(a.stderr, "graft mcp: no project folder; only explain_error, list_packages and list_registry are served. Start it as `graft mcp --dir /path/to/project` (or set GRAFT_DIR).")
+			}
+			err := s.Run(cmd.Context(), &sdk.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}})
+			if err != nil && cmd.Context().Err() == nil && !strings.Contains(err.Error(), "EOF") {
+				return err
+			}
+			return nil
+		},
+	}
+	a.mcpServerFlags(cmd, &f)
+	cmd.AddCommand(a.mcpToolsCommand(&f), a.mcpCallCommand(&f))
+	return cmd
+}
+
+func (a *app) mcpServerFlags(cmd *cobra.Command, f *mcpFlags) {
+	cmd.PersistentFlags().StringVar(&f.branch, "branch", "", "default branch of every tool that takes one")
+	cmd.PersistentFlags().BoolVar(&f.elicit, "elicit-approvals", false, "ask approvals in-band when the client supports elicitation")
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// mcpDir is --dir, else GRAFT_DIR; never the working directory.
+func (a *app) mcpDir() string {
+	if a.dir != "" {
+		return a.dir
+	}
+	return os.Getenv("GRAFT_DIR")
+}
+
+func (a *app) mcpOptions(f mcpFlags, logger *slog.Logger) mcp.Options {
+	return mcp.Options{Dir: a.mcpDir(), Branch: f.branch, ElicitApprovals: f.elicit,
+		Identity: mcp.StdioIdentity(os.Getenv), Logger: logger, Version: version}
+}
+
+// inMemory starts the real server on an in-memory transport and returns a
+// connected go-sdk client session.
+func (a *app) inMemory(ctx context.Context, f mcpFlags) (*sdk.ClientSession, error) {
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	s := mcp.New(a.mcpOptions(f, logger))
+	st, ct := sdk.NewInMemoryTransports()
+	if _, err := s.Connect(ctx, st); err != nil {
+		return nil, err
+	}
+	c := sdk.NewClient(&sdk.Implementation{Name: "graft-cli", Version: version}, nil)
+	return c.Connect(ctx, ct, nil)
+}
+
+func (a *app) mcpToolsCommand(f *mcpFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "tools",
+		Short: "List the MCP tools (--json: their full definitions)",
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cs, err := a.inMemory(cmd.Context(), *f)
+			if err != nil {
+				return err
+			}
+			defer cs.Close()
+			res, err := cs.ListTools(cmd.Context(), nil)
+			if err != nil {
+				return err
+			}
+			if a.jsonOut {
+				return a.printJSON(res.Tools)
+			}
+			w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "TOOL\tCLASS\tTITLE")
+			for _, t := range res.Tools {
+				fmt.Fprintf(w, "%s\t%s\t%s\n", t.Name, toolClass(t), t.Title)
+			}
+			return w.Flush()
+		},
+	}
+	a.jsonFlag(cmd)
+	return cmd
+}
+
+func toolClass(t *sdk.Tool) string {
+	switch {
+	case t.Annotations == nil:
+		return "?"
+	case t.Annotations.ReadOnlyHint:
+		return "read"
+	case t.Annotations.DestructiveHint != nil && *t.Annotations.DestructiveHint:
+		return "destroy"
+	}
+	return "write"
+}
+
+func (a *app) mcpCallCommand(f *mcpFlags) *cobra.Command {
+	var input string
+	cmd := &cobra.Command{
+		Use:   "call NAME [--input JSON|@FILE|-]",
+		Short: "Call one MCP tool through the real server and print its result",
+		Long: `Call one tool through the same MCP server an agent talks to (in memory), with
+the same identity (agent:graft-cli), scopes and checks. --json prints exactly the
+tool's structured result; a failure prints the error JSON and exits 1 (3 when a
+person's approval is required, printing the approval id).`,
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			raw, err := callInput(input, a.stdin)
+			if err != nil {
+				return err
+			}
+			cs, err := a.inMemory(cmd.Context(), *f)
+			if err != nil {
+				return err
+			}
+			defer cs.Close()
+			res, err := cs.CallTool(cmd.Context(), &sdk.CallToolParams{Name: argv[0], Arguments: raw})
+			if err != nil {
+				if strings.Contains(err.Error(), "unknown tool") {
+					return usageError{fmt.Errorf("no tool %q; `graft mcp tools` lists them", argv[0])}
+				}
+				return err
+			}
+			text := ""
+			for _, c := range res.Content {
+				if t, ok := c.(*sdk.TextContent); ok {
+					text = t.Text
+					break
+				}
+			}
+			if res.IsError {
+				var e errs.Error
+				if json.Unmarshal([]byte(text), &e) != nil || e.Code == "" {
+					e = *errs.New(errs.Internal, "%s", text)
+				}
+				if id, ok := e.Details["approvalId"]; ok && !a.jsonOut {
+					fmt.Fprintf(a.stdout, "approval required: %v\n", id)
+				}
+				return &e
+			}
+			if a.jsonOut && res.StructuredContent != nil {
+				return a.printJSON(res.StructuredContent)
+			}
+			var v any
+			if json.Unmarshal([]byte(text), &v) == nil {
+				return a.printJSON(v)
+			}
+			_, err = fmt.Fprintln(a.stdout, text)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&input, "input", "{}", "the tool's arguments: JSON, @FILE, or - for standard input")
+	a.jsonFlag(cmd)
+	return cmd
+}
+
+// callInput reads the arguments of `graft mcp call`.
+func callInput(input string, stdin io.Reader) (json.RawMessage, error) {
+	var data []byte
+	switch {
+	case input == "-":
+		b, err := io.ReadAll(io.LimitReader(stdin, 16<<20))
+		if err != nil {
+			return nil, err
+		}
+		data = b
+	case strings.HasPrefix(input, "@"):
+		b, err := os.ReadFile(input[1:])
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--input %s: %v", input, err)}
+		}
+		data = b
+	default:
+		data = []byte(input)
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(data, &obj); err != nil {
+		return nil, usageError{fmt.Errorf("--input is not a JSON object: %v", err)}
+	}
+	return json.RawMessage(data), nil
+}

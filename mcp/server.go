@@ -1,0 +1,282 @@
+// Package mcp is graft's MCP server (DESIGN §9): every tool, resource,
+// prompt and completion over the go-sdk, with errors as data and the
+// caller's scopes checked by the service layer it calls.
+//
+// The server holds one project, given by its folder. It keeps serving when
+// the folder is missing or graft.yaml is broken: then the catalog tools
+// still answer, every project tool answers the load error, and the config is
+// re-read when the file changes, healing the server in place.
+package mcp
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/repo"
+	"github.com/graft-studio/graft/service"
+)
+
+// Identity resolves who is calling. The stdio server answers one identity
+// for the whole connection (StdioIdentity); an HTTP server answers per
+// request from its bearer token.
+type Identity func(ctx context.Context) (service.Caller, error)
+
+// Options configure a Server.
+type Options struct {
+	// Dir is the project folder (the one holding graft.yaml); "" serves only
+	// the tools that need no project, and says how to pass one.
+	Dir string
+	// Branch is the default branch of every tool that takes one.
+	Branch string
+	// Identity resolves the caller; nil means StdioIdentity(os.Getenv).
+	Identity Identity
+	// ElicitApprovals asks approvals in-band when the client supports
+	// elicitation (used once approvals land with the state database).
+	ElicitApprovals bool
+	// Logger receives the server's logs (stderr for stdio); nil discards.
+	Logger *slog.Logger
+	// PollInterval is how often Run checks graft.yaml for changes
+	// (default 500ms). Every tool call checks it too.
+	PollInterval time.Duration
+	// Version is reported to clients.
+	Version string
+}
+
+// Server is graft's MCP server over one project.
+type Server struct {
+	opts   Options
+	sdk    *sdk.Server
+	logger *slog.Logger
+
+	mu      sync.Mutex
+	svc     *service.Service
+	loadErr error
+	stamp   fileStamp
+	surface [32]byte        // hash of the registered tool definitions
+	names   map[string]bool // registered tool names
+}
+
+// fileStamp is what tells a changed graft.yaml apart cheaply.
+type fileStamp struct {
+	mod  time.Time
+	size int64
+	ok   bool
+}
+
+func stampOf(file string) fileStamp {
+	st, err := os.Stat(file)
+	if err != nil {
+		return fileStamp{}
+	}
+	return fileStamp{mod: st.ModTime(), size: st.Size(), ok: true}
+}
+
+// New builds a server: it loads the project (a failure is kept, not
+// returned), registers the tools, resources, prompts and completions.
+func New(opts Options) *Server {
+	if opts.Identity == nil {
+		opts.Identity = StdioIdentity(os.Getenv)
+	}
+	if opts.PollInterval == 0 {
+		opts.PollInterval = 500 * time.Millisecond
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{opts: opts, logger: logger, names: map[string]bool{}}
+	if opts.Dir != "" {
+		s.load()
+	}
+	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "graft", Title: "graft", Version: opts.Version}, &sdk.ServerOptions{
+		Instructions:      s.instructions(),
+		Logger:            logger,
+		CompletionHandler: s.complete,
+		Capabilities: &sdk.ServerCapabilities{
+			Tools:     &sdk.ToolCapabilities{ListChanged: true},
+			Resources: &sdk.ResourceCapabilities{ListChanged: true},
+			Prompts:   &sdk.PromptCapabilities{ListChanged: true},
+		},
+	})
+	s.sdk.AddReceivingMiddleware(rewriteSchemaErrors)
+	s.mu.Lock()
+	s.syncTools()
+	s.mu.Unlock()
+	if opts.Dir != "" {
+		s.addResources()
+		s.addPrompts()
+	}
+	return s
+}
+
+// SDK returns the underlying go-sdk server.
+func (s *Server) SDK() *sdk.Server { return s.sdk }
+
+// Connect serves one session on t (for in-memory transports). Unlike Run
+// it does not poll graft.yaml; tool calls still notice a changed file.
+func (s *Server) Connect(ctx context.Context, t sdk.Transport) (*sdk.ServerSession, error) {
+	return s.sdk.Connect(ctx, t, nil)
+}
+
+// Run serves t until the client disconnects or ctx ends, re-reading
+// graft.yaml when it changes.
+func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if s.opts.Dir != "" {
+		go func() {
+			tick := time.NewTicker(s.opts.PollInterval)
+			defer tick.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+					s.Refresh()
+				}
+			}
+		}()
+	}
+	return s.sdk.Run(ctx, t)
+}
+
+func (s *Server) configFile() string { return filepath.Join(s.opts.Dir, repo.ConfigFileName) }
+
+// load (re)opens the project; the caller holds s.mu or is New.
+func (s *Server) load() {
+	s.stamp = stampOf(s.configFile())
+	svc, err := service.Open(s.opts.Dir)
+	s.svc, s.loadErr = svc, err
+	if err != nil {
+		s.logger.Error("graft.yaml does not load; every project tool answers the error until it is fixed", "error", err)
+	} else {
+		s.logger.Info("project loaded", "dir", s.opts.Dir, "collections", len(svc.Project.Config.Collections))
+	}
+}
+
+// Refresh re-reads graft.yaml when its size or modification time changed,
+// and re-registers the tools when their surface changed (clients then get
+// notifications/tools/list_changed).
+func (s *Server) Refresh() {
+	if s.opts.Dir == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if stampOf(s.configFile()) == s.stamp {
+		return
+	}
+	s.load()
+	s.syncTools()
+}
+
+// project returns the service, or the load error.
+func (s *Server) project() (*service.Service, error) {
+	if s.opts.Dir == "" {
+		return nil, errNoDir()
+	}
+	s.Refresh()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.loadErr != nil {
+		return nil, s.loadErr
+	}
+	return s.svc, nil
+}
+
+func errNoDir() *errs.Error {
+	return errs.New(errs.ConfigNotFound, "graft mcp was started without a project folder").
+		WithFix("start the server as `graft mcp --dir /path/to/project` (or set GRAFT_DIR) in your MCP client's configuration")
+}
+
+// instructions is what the server tells clients at initialize.
+func (s *Server) instructions() string {
+	switch {
+	case s.opts.Dir == "":
+		return "graft serves Git-native content, but this server was started without a project: " +
+			"only explain_error, list_packages and list_registry work. " + errNoDir().Fix + "."
+	case s.loadErr != nil:
+		e, _ := errs.As(s.loadErr)
+		msg := s.loadErr.Error()
+		fix := ""
+		if e != nil {
+			msg, fix = string(e.Code)+": "+e.Message, e.Fix
+		}
+		return "graft's project configuration does not load, so every project tool answers this error until graft.yaml is fixed " +
+			"(the server re-reads it on change, no restart needed): " + msg + ". " + fix
+	}
+	return "graft keeps this site's content as Markdown/MDX files with frontmatter in Git. " +
+		"Start with list_collections and describe_schema. Writes (write_content, patch_content, apply_changes) " +
+		"are validated and committed to your own draft branch; reads default to your draft when it exists. " +
+		"Pass the version you read as baseVersion to avoid overwriting others. Failures are JSON {error, message, fix, details}: " +
+		"follow fix, and call explain_error with the code for more."
+}
+
+// syncTools registers the tools the current state offers, replacing the
+// registered set when it changed. The caller holds s.mu.
+func (s *Server) syncTools() {
+	var cfg *repo.Config
+	if s.svc != nil && s.loadErr == nil {
+		cfg = s.svc.Project.Config
+	}
+	var list []Tool
+	for _, t := range All() {
+		if s.opts.Dir == "" && t.needsProject() {
+			continue
+		}
+		list = append(list, t)
+	}
+	defs := make([]*sdk.Tool, len(list))
+	h := sha256.New()
+	for i, t := range list {
+		defs[i] = t.definition(cfg)
+		b, _ := json.Marshal(defs[i])
+		h.Write(b)
+	}
+	var sum [32]byte
+	copy(sum[:], h.Sum(nil))
+	if sum == s.surface {
+		return
+	}
+	s.surface = sum
+	keep := map[string]bool{}
+	for i, t := range list {
+		t.register(s, defs[i])
+		keep[t.Name()] = true
+	}
+	var gone []string
+	for n := range s.names {
+		if !keep[n] {
+			gone = append(gone, n)
+		}
+	}
+	if len(gone) > 0 {
+		s.sdk.RemoveTools(gone...)
+	}
+	s.names = keep
+	s.logger.Debug("tool surface registered", "tools", len(list))
+}
+
+// defaultBranch fills a tool's branch argument from --branch.
+func (s *Server) defaultBranch(b string) string {
+	if b == "" {
+		return s.opts.Branch
+	}
+	return b
+}
+
+// String describes the server for logs.
+func (s *Server) String() string { return fmt.Sprintf("graft mcp (dir %q)", s.opts.Dir) }

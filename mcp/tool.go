@@ -1,0 +1,200 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/repo"
+	"github.com/graft-studio/graft/service"
+)
+
+// Class is what a tool does to the project; it decides the annotations.
+type Class int
+
+// The tool classes of DESIGN §9.
+const (
+	// Read tools change nothing.
+	Read Class = iota
+	// Write tools add or change content, never destroy it.
+	Write
+	// Destroy tools may remove or overwrite something.
+	Destroy
+)
+
+// Tool is one MCP tool: its definition and its handler. Every tool is built
+// by one constructor in a tools_*.go file and listed in All.
+type Tool interface {
+	// Name is the tool's name, e.g. "get_content".
+	Name() string
+	// Class is the tool's class.
+	Class() Class
+	// definition is the tool as clients see it, for a project config
+	// (nil when none is loaded).
+	definition(cfg *repo.Config) *sdk.Tool
+	// register adds the tool to the server's go-sdk server.
+	register(s *Server, def *sdk.Tool)
+	needsProject() bool
+}
+
+// call is what a handler gets besides its input.
+type call struct {
+	srv    *Server
+	svc    *service.Service // nil for tools that need no project
+	caller service.Caller
+	req    *sdk.CallToolRequest
+	links  []sdk.Content
+}
+
+// link attaches a resource_link to a document.
+func (c *call) link(branch, collection, slug string) {
+	c.links = append(c.links, &sdk.ResourceLink{URI: documentURI(branch, collection, slug),
+		Name: collection + "/" + slug, MIMEType: "text/markdown"})
+}
+
+// tool is a typed tool: In is decoded from the arguments (after validation
+// against In's schema), Out is the structured result.
+type tool[In, Out any] struct {
+	name, title, description string
+	class                    Class
+	idempotent               bool
+	openWorld                bool
+	noOutputSchema           bool // run_function, delete_content
+	projectFree              bool
+	run                      func(ctx context.Context, c *call, in In) (Out, error)
+}
+
+func (t *tool[In, Out]) Name() string       { return t.name }
+func (t *tool[In, Out]) Class() Class       { return t.class }
+func (t *tool[In, Out]) needsProject() bool { return !t.projectFree }
+
+func (t *tool[In, Out]) annotations() *sdk.ToolAnnotations {
+	return &sdk.ToolAnnotations{
+		Title:           t.title,
+		ReadOnlyHint:    t.class == Read,
+		DestructiveHint: ptr(t.class == Destroy),
+		IdempotentHint:  t.idempotent,
+		OpenWorldHint:   ptr(t.openWorld),
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// typeSchemas are the schemas of types whose JSON differs from their Go shape.
+var typeSchemas = map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[repo.Base](): {Types: []string{"string", "null"}},
+}
+
+// schemaFor builds the JSON Schema (2020-12) of T.
+func schemaFor[T any]() *jsonschema.Schema {
+	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: typeSchemas})
+	if err != nil {
+		panic(err) // a tool type jsonschema cannot describe is a bug
+	}
+	return s
+}
+
+func (t *tool[In, Out]) definition(cfg *repo.Config) *sdk.Tool {
+	in := schemaFor[In]()
+	if cfg != nil {
+		names := make([]string, len(cfg.Collections))
+		for i, c := range cfg.Collections {
+			names[i] = c.Name
+		}
+		describeCollections(in, names)
+	}
+	def := &sdk.Tool{Name: t.name, Title: t.title, Description: t.description,
+		Annotations: t.annotations(), InputSchema: in}
+	if !t.noOutputSchema {
+		def.OutputSchema = schemaFor[Out]()
+	}
+	return def
+}
+
+// describeCollections names the project's collections in the description
+// of every "collection" property, so the surface follows graft.yaml.
+func describeCollections(s *jsonschema.Schema, names []string) {
+	if s == nil {
+		return
+	}
+	for name, p := range s.Properties {
+		if name == "collection" && p.Type == "string" && len(names) > 0 {
+			p.Description = strings.TrimSuffix(p.Description, ".") + "; one of: " + strings.Join(names, ", ")
+		}
+		describeCollections(p, names)
+	}
+	describeCollections(s.Items, names)
+}
+
+func (t *tool[In, Out]) register(s *Server, def *sdk.Tool) {
+	sdk.AddTool(s.sdk, def, func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, any, error) {
+		c := &call{srv: s, req: req}
+		if !t.projectFree {
+			svc, err := s.project()
+			if err != nil {
+				return nil, nil, asToolError(err)
+			}
+			c.svc = svc
+		}
+		caller, err := s.opts.Identity(ctx)
+		if err != nil {
+			return nil, nil, asToolError(err)
+		}
+		c.caller = caller
+		out, err := t.run(ctx, c, in)
+		if err != nil {
+			return nil, nil, asToolError(err)
+		}
+		// The text block is the structured result's JSON, byte for byte
+		// (keys sorted, as the go-sdk re-encodes structuredContent).
+		text, err := canonicalJSON(out)
+		if err != nil {
+			return nil, nil, asToolError(err)
+		}
+		res := &sdk.CallToolResult{Content: append([]sdk.Content{&sdk.TextContent{Text: text}}, c.links...)}
+		if t.noOutputSchema {
+			return res, nil, nil
+		}
+		return res, out, nil
+	})
+}
+
+// canonicalJSON encodes v as JSON with object keys sorted.
+func canonicalJSON(v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	var generic any
+	if err := json.Unmarshal(b, &generic); err != nil {
+		return "", err
+	}
+	b, err = json.Marshal(generic)
+	return string(b), err
+}
+
+// toolError carries a domain error to the go-sdk, which puts its text —
+// the error JSON — into an isError result.
+type toolError struct{ e *errs.Error }
+
+func (t toolError) Error() string { return string(t.e.JSON()) }
+
+// asToolError turns any failure into the error JSON of the catalog.
+func asToolError(err error) error {
+	e, ok := errs.As(err)
+	if !ok {
+		switch {
+		case err == context.Canceled || err == context.DeadlineExceeded:
+			e = errs.New(errs.Internal, "the call was cancelled before it finished; nothing was committed").
+				WithFix("retry the call")
+		default:
+			e = errs.New(errs.Internal, "%v", err).WithFix("retry; report the message if it persists")
+		}
+	}
+	return toolError{e}
+}

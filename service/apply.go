@@ -1,0 +1,291 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/repo"
+)
+
+// ChangeEntry is one change of an ApplyChanges call.
+type ChangeEntry struct {
+	Op          string         `json:"op" jsonschema:"put (a whole document), patch (set/unset/body) or delete"`
+	Collection  string         `json:"collection" jsonschema:"the collection"`
+	Slug        string         `json:"slug" jsonschema:"the document's slug"`
+	Data        map[string]any `json:"data,omitempty" jsonschema:"put: the whole frontmatter"`
+	Body        *string        `json:"body,omitempty" jsonschema:"put: the body; patch: the new body, absent keeps it"`
+	Set         map[string]any `json:"set,omitempty" jsonschema:"patch: frontmatter keys to set"`
+	Unset       []string       `json:"unset,omitempty" jsonschema:"patch: frontmatter keys to remove"`
+	BaseVersion *repo.Base     `json:"baseVersion,omitempty" jsonschema:"the version you read; null: must not exist yet; absent: unconditional"`
+}
+
+// ApplyChangesInput is several changes committed together.
+type ApplyChangesInput struct {
+	Changes []ChangeEntry `json:"changes" jsonschema:"the changes, applied in order in one commit (1-100)"`
+	Message string        `json:"message,omitempty" jsonschema:"commit message; a default says what changed"`
+	DryRun  bool          `json:"dryRun,omitempty" jsonschema:"validate every change and return the diff, commit nothing"`
+	Branch  string        `json:"branch,omitempty" jsonschema:"a preview branch to write to; default your draft"`
+	// Progress, when set, is called after each step (not part of the JSON input).
+	Progress func(done, total int, message string) `json:"-"`
+}
+
+// ChangeResult is where one change landed.
+type ChangeResult struct {
+	Index      int    `json:"index"`
+	Op         string `json:"op"`
+	Collection string `json:"collection"`
+	Slug       string `json:"slug"`
+	Path       string `json:"path"`
+	Version    string `json:"version"`
+	Created    bool   `json:"created"`
+}
+
+// ApplyChangesOutput is the result of an ApplyChanges call.
+type ApplyChangesOutput struct {
+	Branch  string         `json:"branch"`
+	Commit  string         `json:"commit,omitempty"`
+	DryRun  bool           `json:"dryRun"`
+	Results []ChangeResult `json:"results"`
+	Diff    string         `json:"diff,omitempty"`
+}
+
+// ChangeProblem is why one entry of an ApplyChanges call failed.
+type ChangeProblem struct {
+	Index   int            `json:"index"`
+	Code    errs.Code      `json:"error"`
+	Message string         `json:"message"`
+	Fix     string         `json:"fix,omitempty"`
+	Details map[string]any `json:"details,omitempty"`
+}
+
+// maxApplyChanges bounds one ApplyChanges call.
+const maxApplyChanges = 100
+
+// ApplyChanges checks every entry — each exactly as WriteContent, PatchContent
+// or DeleteContent would — and commits them all in one commit on the caller's
+// draft (or a preview branch), or nothing. When any entry fails, the error
+// carries the first failing entry's code and details.problems lists every
+// failing entry as {index, error, message, fix?, details?}. Later entries see
+// the documents earlier entries create (for references). Cancellation is
+// honoured between entries, never inside the commit.
+func (s *Service) ApplyChanges(ctx context.Context, c Caller, in ApplyChangesInput) (ApplyChangesOutput, error) {
+	if err := c.Require(ScopeContentWrite); err != nil {
+		return ApplyChangesOutput{}, err
+	}
+	if len(in.Changes) == 0 || len(in.Changes) > maxApplyChanges {
+		return ApplyChangesOutput{}, errs.New(errs.InputValidationFailed, "changes must hold 1 to %d entries, got %d", maxApplyChanges, len(in.Changes)).
+			WithFix("pass between 1 and %d changes; split larger sets into several calls", maxApplyChanges)
+	}
+	hasBase := false
+	for _, e := range in.Changes {
+		hasBase = hasBase || e.BaseVersion != nil
+	}
+	var out ApplyChangesOutput
+	var err error
+	for attempt := 0; attempt < maxWriteAttempts; attempt++ {
+		out, err = s.applyOnce(ctx, c, in)
+		if hasBase || !errs.Is(err, errs.ContentConflict) {
+			break
+		}
+	}
+	return out, err
+}
+
+func (s *Service) applyOnce(ctx context.Context, c Caller, in ApplyChangesInput) (ApplyChangesOutput, error) {
+	t, err := s.target(c, in.Branch)
+	if err != nil {
+		return ApplyChangesOutput{}, err
+	}
+	snap, err := s.Project.Scan(t.view)
+	if err != nil {
+		return ApplyChangesOutput{}, err
+	}
+	total := len(in.Changes) + 1 // every entry, then the commit
+	progress := func(done int, format string, args ...any) {
+		if in.Progress != nil {
+			in.Progress(done, total, fmt.Sprintf(format, args...))
+		}
+	}
+	// Documents created or deleted by earlier entries, for reference checks.
+	batch := map[string]bool{}
+	refs := func(collection, slug string) bool {
+		if exists, ok := batch[collection+"/"+slug]; ok {
+			return exists
+		}
+		_, ok := snap.Lookup(collection, slug)
+		return ok
+	}
+	seen := map[string]int{}
+	var ps []prepared
+	var problems []ChangeProblem
+	for i, entry := range in.Changes {
+		if err := ctx.Err(); err != nil {
+			return ApplyChangesOutput{}, err
+		}
+		p, err := s.prepareEntry(c, snap, entry, refs)
+		if err == nil {
+			if j, dup := seen[p.path]; dup {
+				err = errs.New(errs.InputValidationFailed, "change %d touches %s again (change %d already does)", i, p.path, j).
+					WithFix("merge the changes to one document into one entry")
+			} else {
+				seen[p.path] = i
+			}
+		}
+		if err != nil {
+			problems = append(problems, problemOf(i, err))
+		} else {
+			ps = append(ps, p)
+			batch[p.coll.Name+"/"+p.slug] = p.op != opDelete
+		}
+		progress(i+1, "checked change %d of %d", i+1, len(in.Changes))
+	}
+	if len(problems) > 0 {
+		first := problems[0]
+		return ApplyChangesOutput{}, errs.New(first.Code, "%d of %d changes failed; nothing was committed (change %d: %s)", len(problems), len(in.Changes), first.Index, first.Message).
+			With("problems", problems).
+			WithFix("fix the changes listed in details.problems (by index) and send all of them again")
+	}
+	out := ApplyChangesOutput{Branch: t.branch, DryRun: in.DryRun, Results: make([]ChangeResult, len(ps))}
+	for i, p := range ps {
+		out.Results[i] = ChangeResult{Index: i, Op: p.op, Collection: p.coll.Name, Slug: p.slug, Path: p.path,
+			Version: p.currentVersion(), Created: p.op != opDelete && p.current == nil}
+	}
+	if in.DryRun {
+		var diffs []string
+		for _, p := range ps {
+			diffs = append(diffs, p.diff())
+		}
+		out.Diff = strings.Join(diffs, "")
+		return out, nil
+	}
+	msg := in.Message
+	if msg == "" {
+		msg = applyMessage(ps)
+	}
+	if err := ctx.Err(); err != nil {
+		return ApplyChangesOutput{}, err
+	}
+	res, err := s.commitPrepared(ctx, c, t, ps, msg)
+	if err != nil {
+		return ApplyChangesOutput{}, err
+	}
+	progress(total, "committed %s", res.Commit)
+	out.Commit = res.Commit
+	for i := range out.Results {
+		out.Results[i].Version = res.Versions[out.Results[i].Path]
+	}
+	return out, nil
+}
+
+// prepareEntry checks one entry of an ApplyChanges call.
+func (s *Service) prepareEntry(c Caller, snap *repo.Snapshot, e ChangeEntry, refs func(string, string) bool) (prepared, error) {
+	ed := edit{op: e.Op, collection: e.Collection, slug: e.Slug, baseVersion: e.BaseVersion}
+	switch e.Op {
+	case opPut:
+		if e.Set != nil || e.Unset != nil {
+			return prepared{}, errs.New(errs.InputValidationFailed, "a put takes data and body, not set/unset").
+				WithFix("use op patch to change some keys, or pass the whole frontmatter as data")
+		}
+		body := ""
+		if e.Body != nil {
+			body = *e.Body
+		}
+		ed.data, ed.body = e.Data, &body
+	case opPatch:
+		if e.Data != nil {
+			return prepared{}, errs.New(errs.InputValidationFailed, "a patch takes set/unset/body, not data").
+				WithFix("use op put to replace the whole document")
+		}
+		if len(e.Set) == 0 && len(e.Unset) == 0 && e.Body == nil {
+			return prepared{}, errs.New(errs.InputValidationFailed, "the patch changes nothing").WithFix("pass set, unset or body")
+		}
+		ed.set, ed.unset, ed.body = e.Set, e.Unset, e.Body
+	case opDelete:
+		if e.Data != nil || e.Set != nil || e.Unset != nil || e.Body != nil {
+			return prepared{}, errs.New(errs.InputValidationFailed, "a delete takes only collection, slug and baseVersion").
+				WithFix("drop data, set, unset and body from the delete")
+		}
+	default:
+		return prepared{}, errs.New(errs.InputValidationFailed, "op %q is not put, patch or delete", e.Op).
+			WithFix("set op to put, patch or delete")
+	}
+	p, err := s.prepare(snap, ed, refs)
+	if err != nil {
+		return prepared{}, err
+	}
+	if p.op == opDelete {
+		if err := s.approveDestructive(c, "delete_content", p); err != nil {
+			return prepared{}, err
+		}
+	}
+	return p, nil
+}
+
+func problemOf(i int, err error) ChangeProblem {
+	e, ok := errs.As(err)
+	if !ok {
+		e = errs.New(errs.Internal, "%v", err)
+	}
+	return ChangeProblem{Index: i, Code: e.Code, Message: e.Message, Fix: e.Fix, Details: e.Details}
+}
+
+func applyMessage(ps []prepared) string {
+	if len(ps) == 1 {
+		return ps[0].defaultMessage()
+	}
+	names := make([]string, 0, len(ps))
+	for _, p := range ps {
+		names = append(names, p.coll.Name+"/"+p.slug)
+	}
+	if len(names) <= 5 {
+		return "Change " + strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("Change %d documents", len(ps))
+}
+
+// approveDestructive is the approval gate of DESIGN §10 for destructive
+// operations. The operator (a person at the CLI) acts directly. Everyone
+// else needs an approval, and approvals live in the state database, which
+// has not landed yet: until it does, the gate answers NEEDS_DATABASE.
+func (s *Service) approveDestructive(c Caller, operation string, p prepared) error {
+	if c.Operator {
+		return nil
+	}
+	return errs.New(errs.NeedsDatabase, "%s of %s/%s needs a person's approval, and approvals are kept in the state database, which this build does not have yet", operation, p.coll.Name, p.slug).
+		With("operation", operation).
+		WithFix("ask the operator to run the change from the CLI, or discard the document from your draft instead")
+}
+
+// DeleteContentInput names a document to delete from the caller's draft.
+type DeleteContentInput struct {
+	Collection  string     `json:"collection" jsonschema:"the collection"`
+	Slug        string     `json:"slug" jsonschema:"the document's slug"`
+	BaseVersion *repo.Base `json:"baseVersion,omitempty" jsonschema:"the version you read; absent: unconditional"`
+	Message     string     `json:"message,omitempty" jsonschema:"commit message"`
+	Branch      string     `json:"branch,omitempty" jsonschema:"a preview branch; default your draft"`
+	Approval    string     `json:"approval,omitempty" jsonschema:"the id of an approved request for exactly this deletion"`
+}
+
+// DeleteContent deletes a document from the caller's draft (or a preview
+// branch). A missing document fails with DOCUMENT_NOT_FOUND before the
+// approval gate (DESIGN §9), so no approval is ever filed for nothing.
+func (s *Service) DeleteContent(ctx context.Context, c Caller, in DeleteContentInput) (WriteContentOutput, error) {
+	if err := c.Require(ScopeContentWrite); err != nil {
+		return WriteContentOutput{}, err
+	}
+	out, err := s.ApplyChanges(ctx, c, ApplyChangesInput{Branch: in.Branch, Message: in.Message,
+		Changes: []ChangeEntry{{Op: opDelete, Collection: in.Collection, Slug: in.Slug, BaseVersion: in.BaseVersion}}})
+	if err != nil {
+		// A one-entry apply: report the entry's own error, not the summary.
+		if e, ok := errs.As(err); ok {
+			if ps, ok := e.Details["problems"].([]ChangeProblem); ok && len(ps) == 1 {
+				return WriteContentOutput{}, &errs.Error{Code: ps[0].Code, Message: ps[0].Message, Fix: ps[0].Fix, Details: ps[0].Details}
+			}
+		}
+		return WriteContentOutput{}, err
+	}
+	r := out.Results[0]
+	return WriteContentOutput{Collection: r.Collection, Slug: r.Slug, Path: r.Path, Branch: out.Branch, Commit: out.Commit}, nil
+}

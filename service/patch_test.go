@@ -1,0 +1,82 @@
+package service
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/repo"
+)
+
+// TestPatchContent: only the changed keys' lines change, in YAML and TOML;
+// the result is validated as a whole; a changed body passes the MDX gate.
+func TestPatchContent(t *testing.T) {
+	s := openSample(t)
+	ctx := context.Background()
+	a := Caller{ID: "agent:patch", Scopes: []string{ScopeContentWrite}}
+	read := func(branch, p string) string {
+		raw, _, err := s.Project.Git.ReadFile(branch, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(raw)
+	}
+	tests := []struct {
+		name     string
+		in       PatchContentInput
+		old, new string // the only change expected in the file
+	}{
+		{"yaml key", PatchContentInput{Collection: "posts", Slug: "hello-world", Set: map[string]any{"status": "review"}}, "status: live", "status: review"},
+		{"toml key", PatchContentInput{Collection: "pages", Slug: "contact", Set: map[string]any{"order": 5}}, "order = 2", "order = 5"},
+		{"comment kept", PatchContentInput{Collection: "notes", Slug: "reading-list", Set: map[string]any{"extra": true}}, "", "extra: true"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			prod, err := s.GetContent(ctx, a, GetContentInput{Collection: tt.in.Collection, Slug: tt.in.Slug})
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := read("main", prod.Path)
+			tt.in.BaseVersion = &repo.Base{Present: true, Version: prod.Version}
+			tt.in.Branch = ""
+			out, err := s.PatchContent(ctx, a, tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			after := read(out.Branch, out.Path)
+			want := strings.Replace(before, tt.old, tt.new, 1)
+			if tt.old == "" {
+				// an added key goes at the end of the block
+				want = strings.Replace(before, "\n---\n", "\n"+tt.new+"\n---\n", 1)
+			}
+			if after != want {
+				t.Errorf("patched:\n%s\nwant:\n%s", after, want)
+			}
+		})
+	}
+	for _, bad := range []struct {
+		name string
+		in   PatchContentInput
+		want errs.Code
+	}{
+		{"nothing", PatchContentInput{Collection: "posts", Slug: "hello-world"}, errs.InputValidationFailed},
+		{"required removed", PatchContentInput{Collection: "posts", Slug: "hello-world", Unset: []string{"title"}}, errs.SchemaValidationFailed},
+		{"unsafe body", PatchContentInput{Collection: "posts", Slug: "hello-world", Body: ptr("<script>x</script>\n")}, errs.InputValidationFailed},
+		{"missing document", PatchContentInput{Collection: "posts", Slug: "nope", Set: map[string]any{"status": "live"}}, errs.DocumentNotFound},
+		{"strict unknown key", PatchContentInput{Collection: "pages", Slug: "about", Set: map[string]any{"colour": "red"}}, errs.SchemaValidationFailed},
+		{"slug disagrees", PatchContentInput{Collection: "posts", Slug: "hello-world", Set: map[string]any{"slug": "other"}}, errs.InvalidSlug},
+	} {
+		t.Run(bad.name, func(t *testing.T) {
+			_, err := s.PatchContent(ctx, a, bad.in)
+			if got := errs.CodeOf(err); got != bad.want {
+				t.Fatalf("got %v, want %s", err, bad.want)
+			}
+		})
+	}
+	if _, err := s.PatchContent(ctx, Caller{ID: "agent:ro"}, tests[0].in); !errs.Is(err, errs.Unauthorized) {
+		t.Errorf("no scope: %v", err)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
