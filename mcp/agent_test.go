@@ -72,6 +72,21 @@ func TestColdAgent(t *testing.T) {
 		t.Errorf("read %s: %v %+v", link.URI, err, rr)
 	}
 	s.call("get_content", map[string]any{"collection": "posts", "slug": "cold-start", "branch": "main"}).code(t, "DOCUMENT_NOT_FOUND")
+
+	// search_content defaults to the caller's draft: the write is found
+	// there, from the draft, and not on production.
+	found := s.call("search_content", map[string]any{"query": "cold agent"}).ok(t)
+	hits, _ := found.structured["hits"].([]any)
+	if len(hits) != 1 || hits[0].(map[string]any)["branch"] != draft || hits[0].(map[string]any)["slug"] != "cold-start" {
+		t.Errorf("search on the draft: %s", found.text)
+	}
+	if n := len(found.raw.Content); n < 2 {
+		t.Errorf("search hits carry no resource_link: %+v", found.raw.Content)
+	}
+	onProd := s.call("search_content", map[string]any{"query": "cold agent", "branch": "main"}).ok(t)
+	if onProd.structured["total"] != float64(0) {
+		t.Errorf("production finds the draft's write: %s", onProd.text)
+	}
 	if got := git(t, dir, "rev-parse", "main"); got != mainBefore {
 		t.Fatal("production moved")
 	}

@@ -41,12 +41,12 @@ func getContentTool() Tool {
 }
 
 func searchContentTool() Tool {
-	return &tool[SearchContentInput, SearchContentOutput]{
+	return &tool[service.SearchInput, service.SearchOutput]{
 		name: "search_content", title: "Search content", class: Read, idempotent: true,
 		description: `Full-text search on a branch and its chain (your draft, then production). Words are ANDed; "quoted phrase"; or; -word excludes; field:value and collection:name filter; word* matches a prefix. Paginated with nextCursor.`,
-		run: func(ctx context.Context, c *call, in SearchContentInput) (SearchContentOutput, error) {
+		run: func(ctx context.Context, c *call, in service.SearchInput) (service.SearchOutput, error) {
 			in.Branch = c.readBranch(in.Branch)
-			out, err := searchContent(c.svc, ctx, c.caller, in)
+			out, err := c.svc.Search(ctx, c.caller, in)
 			for _, h := range out.Hits {
 				c.link(h.Branch, h.Collection, h.Slug)
 			}

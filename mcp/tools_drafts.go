@@ -4,44 +4,6 @@ import (
 	"context"
 )
 
-// SearchContentInput is a search (DESIGN §6).
-type SearchContentInput struct {
-	Query      string `json:"query" jsonschema:"the query: words, \"phrases\", or, -exclusions, field:value, prefix*"`
-	Collection string `json:"collection,omitempty" jsonschema:"only this collection"`
-	Branch     string `json:"branch,omitempty" jsonschema:"branch to search; default your draft when it exists, else production"`
-	Limit      int    `json:"limit,omitempty" jsonschema:"at most this many hits (default 20)"`
-	Cursor     string `json:"cursor,omitempty" jsonschema:"nextCursor of the previous page"`
-}
-
-// SearchHit is one search result.
-type SearchHit struct {
-	Collection string         `json:"collection"`
-	Slug       string         `json:"slug"`
-	Path       string         `json:"path"`
-	Branch     string         `json:"branch"`
-	Version    string         `json:"version"`
-	Score      float64        `json:"score"`
-	Snippet    string         `json:"snippet"`
-	Data       map[string]any `json:"data,omitempty"`
-}
-
-// Freshness says whether a branch's index is behind its head.
-type Freshness struct {
-	Compiled string `json:"compiled"`
-	Head     string `json:"head"`
-	Stale    bool   `json:"stale"`
-}
-
-// SearchContentOutput is one page of hits.
-type SearchContentOutput struct {
-	Branch     string               `json:"branch"`
-	Chain      []string             `json:"chain"`
-	Hits       []SearchHit          `json:"hits"`
-	Total      int                  `json:"total"`
-	NextCursor string               `json:"nextCursor,omitempty"`
-	Freshness  map[string]Freshness `json:"freshness"`
-}
-
 // ListDraftsInput takes no arguments: it lists the caller's draft.
 type ListDraftsInput struct{}
 

@@ -15,12 +15,11 @@ type op[In, Out any] func(*service.Service, context.Context, service.Caller, In)
 // its variable, so wiring one is one line here once the service method
 // lands, e.g.
 //
-//	searchContent = (*service.Service).SearchContent
+//	listDrafts = (*service.Service).ListDrafts
 //
 // (and, if the service defines its own In/Out types, pointing the tool's
 // type parameters at them).
 var (
-	searchContent op[SearchContentInput, SearchContentOutput] = notWired[SearchContentInput, SearchContentOutput]("search_content", "")
 	listDrafts    op[ListDraftsInput, ListDraftsOutput]       = notWired[ListDraftsInput, ListDraftsOutput]("list_drafts", "")
 	publishDrafts op[PublishDraftsInput, PublishDraftsOutput] = notWired[PublishDraftsInput, PublishDraftsOutput]("publish_drafts", service.ScopeContentWrite)
 	discardDrafts op[DiscardDraftsInput, DiscardDraftsOutput] = notWired[DiscardDraftsInput, DiscardDraftsOutput]("discard_drafts", service.ScopeContentWrite)

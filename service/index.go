@@ -345,7 +345,7 @@ func (s *Service) ListCompilations(_ context.Context, _ Caller, limit int) (List
 // SearchInput is a search in the query language of DESIGN §6.
 type SearchInput struct {
 	Query      string `json:"query" jsonschema:"words, \"phrases\", or, -exclusions, field:value, collection:name, prefix*"`
-	Branch     string `json:"branch,omitempty" jsonschema:"branch to search (its chain down to production); default production"`
+	Branch     string `json:"branch,omitempty" jsonschema:"branch to search, with its chain down to production; default: over MCP your draft when it exists, else production"`
 	Collection string `json:"collection,omitempty" jsonschema:"only this collection"`
 	Limit      int    `json:"limit,omitempty" jsonschema:"page size (default 20, max 100)"`
 	Cursor     string `json:"cursor,omitempty" jsonschema:"nextCursor of the previous page"`
