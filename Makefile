@@ -20,7 +20,11 @@ build:
 run: build
 	@if [ ! -f $(RUN_DIR)/graft.yaml ]; then $(BIN) init --sample $(RUN_DIR); fi
 	$(BIN) --dir $(RUN_DIR) check
+	$(BIN) --dir $(RUN_DIR) compile
 	$(BIN) --dir $(RUN_DIR) content list posts
+	$(BIN) --dir $(RUN_DIR) search 'draft or agents'
+	@echo
+	@echo "Give an agent the tools: $(BIN) mcp --dir $(RUN_DIR)   (MCP over stdio)"
 
 # The whole test suite: vet, every package's tests (fuzz seeds included), and
 # the packages with shared state again under the race detector.
@@ -38,9 +42,12 @@ fuzz:
 		pkg=$${t%%:*}; for f in $${t#*:}; do echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; done; \
 	done
 
-# Benchmarks: go test -bench over the hot paths.
-bench:
+# Benchmarks: go test -bench over the hot paths, then graft bench end to end
+# (BENCH_DOCS synthetic documents; add GRAFT_BENCH_CORPUS=DIR for a folder of Markdown).
+BENCH_DOCS ?= 10000
+bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(BIN) bench --docs $(BENCH_DOCS) -v
 
 clean:
 	rm -rf bin .run

@@ -94,7 +94,7 @@ production, the nearest version of each document winning.`,
 				if h.Branch != out.Branch {
 					from = " (from " + h.Branch + ")"
 				}
-				fmt.Fprintf(a.stdout, "%s/%s%s  %.2f\n    %s\n", h.Collection, h.Slug, from, h.Score, h.Snippet)
+				fmt.Fprintf(a.stdout, "%s/%s%s  (score %.3g)\n    %s\n", h.Collection, h.Slug, from, h.Score, h.Snippet)
 			}
 			fmt.Fprintf(a.stdout, "%d of %d hits on %s\n", len(out.Hits), out.Total, strings.Join(out.Chain, " → "))
 			for b, f := range out.Freshness {
