@@ -24,32 +24,6 @@ type PutAssetOutput struct {
 	URL     string `json:"url"`
 }
 
-// ListCompilationsInput pages through compile records.
-type ListCompilationsInput struct {
-	Branch string `json:"branch,omitempty" jsonschema:"only this branch"`
-	Limit  int    `json:"limit,omitempty" jsonschema:"at most this many (default 50)"`
-	Cursor string `json:"cursor,omitempty" jsonschema:"nextCursor of the previous page"`
-}
-
-// Compilation is one compile record.
-type Compilation struct {
-	ID        string `json:"id"`
-	Branch    string `json:"branch"`
-	Commit    string `json:"commit"`
-	Added     int    `json:"added"`
-	Changed   int    `json:"changed"`
-	Removed   int    `json:"removed"`
-	Unchanged int    `json:"unchanged"`
-	At        string `json:"at"`
-	TookMs    int64  `json:"tookMs"`
-}
-
-// ListCompilationsOutput is one page of compile records.
-type ListCompilationsOutput struct {
-	Compilations []Compilation `json:"compilations"`
-	NextCursor   string        `json:"nextCursor,omitempty"`
-}
-
 // RunFunctionInput calls a function of graft.yaml.
 type RunFunctionInput struct {
 	Name          string         `json:"name" jsonschema:"the function (list_functions)"`
@@ -111,11 +85,11 @@ func putAssetTool() Tool {
 }
 
 func listCompilationsTool() Tool {
-	return &tool[ListCompilationsInput, ListCompilationsOutput]{
+	return &tool[service.ListCompilationsInput, service.ListCompilationsOutput]{
 		name: "list_compilations", title: "List compilations", class: Read, idempotent: true,
-		description: "The record of index compilations: branch, commit, counts, time. Needs the state database.",
-		run: func(_ context.Context, c *call, _ ListCompilationsInput) (ListCompilationsOutput, error) {
-			return ListCompilationsOutput{}, needsDatabase(c, "", "the compilation record")
+		description: "The record of index compilations, newest first: branch, commit, counts of added/changed/removed/unchanged documents, problems, time.",
+		run: func(ctx context.Context, c *call, in service.ListCompilationsInput) (service.ListCompilationsOutput, error) {
+			return c.svc.ListCompilations(ctx, c.caller, in)
 		},
 	}
 }

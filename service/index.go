@@ -309,14 +309,33 @@ func (s *Service) recordCompilation(r index.CompileResult) {
 	f.Write(append(line, '\n'))
 }
 
-// ListCompilationsOutput lists recorded compiles, newest first.
-type ListCompilationsOutput struct {
-	Compilations []Compilation `json:"compilations"`
+// ListCompilationsInput pages through compile records, newest first.
+type ListCompilationsInput struct {
+	Branch string `json:"branch,omitempty" jsonschema:"only this branch"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"at most this many (default 50, max 500)"`
+	Cursor string `json:"cursor,omitempty" jsonschema:"nextCursor of the previous page"`
 }
 
-// ListCompilations returns up to limit recorded compiles, newest first.
-func (s *Service) ListCompilations(_ context.Context, _ Caller, limit int) (ListCompilationsOutput, error) {
+// ListCompilationsOutput is one page of compile records, newest first.
+type ListCompilationsOutput struct {
+	Compilations []Compilation `json:"compilations"`
+	NextCursor   string        `json:"nextCursor,omitempty"`
+}
+
+// ListCompilations returns recorded compiles, newest first. Until the state
+// database lands they are kept in .graft/compilations.jsonl.
+func (s *Service) ListCompilations(_ context.Context, _ Caller, in ListCompilationsInput) (ListCompilationsOutput, error) {
 	out := ListCompilationsOutput{Compilations: []Compilation{}}
+	limit, err := pageLimit(in.Limit)
+	if err != nil {
+		return out, err
+	}
+	after := ""
+	if in.Cursor != "" {
+		if after, err = decodeCursor(in.Cursor, "compilations:"+in.Branch); err != nil {
+			return out, err
+		}
+	}
 	f, err := os.Open(filepath.Join(s.Project.StateDir, compilationsFile))
 	if os.IsNotExist(err) {
 		return out, nil
@@ -325,19 +344,26 @@ func (s *Service) ListCompilations(_ context.Context, _ Caller, limit int) (List
 		return out, err
 	}
 	defer f.Close()
+	var all []Compilation
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		var c Compilation
-		if json.Unmarshal(sc.Bytes(), &c) == nil {
-			out.Compilations = append(out.Compilations, c)
+		if json.Unmarshal(sc.Bytes(), &c) == nil && (in.Branch == "" || c.Branch == in.Branch) {
+			all = append(all, c)
 		}
 	}
-	cs := out.Compilations
-	for i, j := 0, len(cs)-1; i < j; i, j = i+1, j-1 {
-		cs[i], cs[j] = cs[j], cs[i]
+	i := len(all) - 1
+	if after != "" {
+		for i >= 0 && all[i].ID != after {
+			i--
+		}
+		i--
 	}
-	if limit > 0 && len(cs) > limit {
-		out.Compilations = cs[:limit]
+	for ; i >= 0 && len(out.Compilations) < limit; i-- {
+		out.Compilations = append(out.Compilations, all[i])
+	}
+	if i >= 0 && len(out.Compilations) > 0 {
+		out.NextCursor = encodeCursor(out.Compilations[len(out.Compilations)-1].ID, "compilations:"+in.Branch)
 	}
 	return out, nil
 }

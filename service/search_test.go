@@ -91,9 +91,17 @@ func TestSearchReportsStaleIndex(t *testing.T) {
 	if err != nil || fresh.Total != 1 || fresh.Freshness["main"].Stale {
 		t.Errorf("refreshing search: %+v %v", fresh, err)
 	}
-	list, err := s.ListCompilations(ctx, operator, 0)
+	list, err := s.ListCompilations(ctx, operator, ListCompilationsInput{})
 	if err != nil || len(list.Compilations) != 2 || list.Compilations[0].Commit != res.Commit {
 		t.Errorf("compilations %+v %v", list, err)
+	}
+	page1, err := s.ListCompilations(ctx, operator, ListCompilationsInput{Limit: 1})
+	if err != nil || len(page1.Compilations) != 1 || page1.NextCursor == "" {
+		t.Fatalf("page 1: %+v %v", page1, err)
+	}
+	page2, err := s.ListCompilations(ctx, operator, ListCompilationsInput{Limit: 1, Cursor: page1.NextCursor})
+	if err != nil || len(page2.Compilations) != 1 || page2.NextCursor != "" || page2.Compilations[0].ID == page1.Compilations[0].ID {
+		t.Errorf("page 2: %+v %v", page2, err)
 	}
 }
 
