@@ -71,6 +71,9 @@ type CommitRequest struct {
 	Message string
 	// Author is the identity that made the change; graft is the committer.
 	Author Signature
+	// AllowEmpty makes a commit even when the tree does not change (a draft
+	// commit whose trailers record a new mine set, DESIGN §8).
+	AllowEmpty bool
 	// Rebuild, when set, is called with the new tip (or the start commit when
 	// the branch does not exist) after the branch moved under a commit; it
 	// returns the changes to apply instead. Without it, Changes are applied
@@ -105,7 +108,7 @@ type CommitResult struct {
 //     on the new tip (see CommitRequest.Rebuild) and the bases are checked
 //     again, up to 20 times with a jittered backoff; then COMMIT_FAILED.
 //   - A change set that leaves an existing branch's tree as it is makes no
-//     commit (CommitResult.Unchanged). Creating a branch always makes a commit.
+//     commit (CommitResult.Unchanged) unless AllowEmpty is set. Creating a branch always makes a commit.
 //   - New objects are fsynced before the ref moves, so a crash never leaves a
 //     ref pointing at a missing object.
 func (r *Repo) Commit(ctx context.Context, req CommitRequest) (CommitResult, error) {
@@ -297,7 +300,7 @@ func (r *Repo) commitBuild(start string, root, parentTree plumbing.Hash, creatin
 			return CommitResult{}, nil, err
 		}
 	}
-	if !creating && newRoot == parentTree {
+	if !creating && !req.AllowEmpty && newRoot == parentTree {
 		parent := ""
 		if c, err := r.repo.CommitObject(plumbing.NewHash(start)); err == nil && len(c.ParentHashes) > 0 {
 			parent = c.ParentHashes[0].String()

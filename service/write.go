@@ -60,28 +60,40 @@ func (s *Service) WriteContent(ctx context.Context, c Caller, in WriteContentInp
 
 // writeTarget is where a write goes and what it reads as the current state.
 type writeTarget struct {
-	branch  string // branch the commit moves
-	view    string // ref the write reads: branch when it exists, else production
-	exists  bool   // branch exists
-	isDraft bool
+	branch string // branch the commit moves
+	view   string // ref the write reads: the draft's view, the preview, or production for a new draft
 }
 
+// target picks the branch a write goes to: the caller's draft by default, or
+// a preview branch named explicitly. Production, review branches and other
+// identities' drafts are refused.
 func (s *Service) target(c Caller, branch string) (writeTarget, error) {
 	prod := s.Project.Production()
-	if branch == "" {
-		branch = drafts.Branch(c.ID)
-	} else if branch == prod {
+	own := drafts.Branch(c.ID)
+	switch {
+	case branch == "" || branch == own:
+		branch = own
+	case branch == prod:
 		return writeTarget{}, errs.New(errs.BranchInvalid, "writes never go to production (%s) directly", prod).
 			WithFix("write to your draft (omit branch) and publish it with publish_drafts")
+	case drafts.IsDraft(branch):
+		return writeTarget{}, errs.New(errs.BranchInvalid, "%s is another identity's draft", branch).
+			WithFix("omit branch to write to your own draft (%s)", own)
+	case drafts.IsReview(branch):
+		return writeTarget{}, errs.New(errs.BranchInvalid, "%s is a review branch; publish_drafts writes review branches", branch).
+			WithFix("omit branch to write to your draft, then publish it")
 	}
 	_, ok, err := s.Project.Git.Head(branch)
 	if err != nil {
 		return writeTarget{}, err
 	}
-	t := writeTarget{branch: branch, view: prod, exists: ok, isDraft: drafts.IsDraft(branch)}
-	if ok {
-		t.view = branch
-	} else if !t.isDraft {
+	t := writeTarget{branch: branch, view: prod}
+	switch {
+	case ok:
+		if t.view, err = s.Drafts.ViewOf(branch); err != nil {
+			return writeTarget{}, err
+		}
+	case !drafts.IsDraft(branch):
 		return writeTarget{}, errs.New(errs.BranchNotFound, "branch %q does not exist", branch).
 			WithFix("create it with `graft branch create %s --from %s`, or omit branch to write to your draft", branch, prod)
 	}
@@ -173,21 +185,9 @@ func (s *Service) writeOnce(ctx context.Context, c Caller, in WriteContentInput)
 	if msg == "" {
 		msg = verb + " " + coll.Name + "/" + in.Slug
 	}
-	base := "none"
-	if current != nil {
-		base = current.Version
-	}
-	trailers := []string{"Graft-Base: " + p + " " + base}
-	if !t.exists {
-		trailers = append(trailers, "Graft-Parent: "+s.Project.Production())
-	}
-	res, err := s.Publisher.Commit(ctx, repo.CommitRequest{
-		Branch:  t.branch,
-		From:    s.Project.Production(),
-		Changes: []repo.Change{{Path: p, Content: content, Base: repo.Base{Present: true, Version: curVersion}}},
-		Message: withTrailers(msg, trailers),
-		Author:  c.Signature(),
-	})
+	res, err := s.Drafts.Write(ctx, t.branch,
+		[]repo.Change{{Path: p, Content: content, Base: repo.Base{Present: true, Version: curVersion}}},
+		msg, c.Signature())
 	if err != nil {
 		return WriteContentOutput{}, err
 	}
@@ -220,14 +220,6 @@ func checkSlugArgument(slug string, data map[string]any) error {
 		}
 	}
 	return nil
-}
-
-// withTrailers appends Git trailers to a message.
-func withTrailers(msg string, trailers []string) string {
-	if len(trailers) == 0 {
-		return msg
-	}
-	return strings.TrimRight(msg, "\n") + "\n\n" + strings.Join(trailers, "\n") + "\n"
 }
 
 // gateBody runs the MDX safety gate (DESIGN §7) on the body of a document
