@@ -215,15 +215,19 @@ func (p *Project) scanFiles(commit string, files []File) (*Snapshot, error) {
 			problems = append(problems, Problem{Path: f.Path, Code: errs.InvalidPath, Message: "a symlink cannot be a document"})
 			continue
 		}
-		raw, _, err := p.Git.ReadFile(commit, f.Path)
-		if err != nil {
-			problems = append(problems, problemOf(f.Path, err))
-			continue
-		}
-		parsed, err := p.Parse(f.Version, raw)
-		if err != nil {
-			problems = append(problems, problemOf(f.Path, err))
-			continue
+		p.mu.Lock()
+		parsed, cached := p.parsed[f.Version]
+		p.mu.Unlock()
+		if !cached {
+			raw, _, err := p.Git.ReadFile(commit, f.Path)
+			if err != nil {
+				problems = append(problems, problemOf(f.Path, err))
+				continue
+			}
+			if parsed, err = p.Parse(f.Version, raw); err != nil {
+				problems = append(problems, problemOf(f.Path, err))
+				continue
+			}
 		}
 		slug, err := DocumentSlug(rel, parsed.Data)
 		if err != nil {
