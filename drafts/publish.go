@@ -96,7 +96,7 @@ func (s *Store) List(ctx context.Context, identity string) (List, error) {
 		default:
 			c.Kind = KindModified
 		}
-		c.Collection, c.Slug = s.identify(e, d.Head, prodTip, cur)
+		c.Collection, c.Slug = s.identify(e, cur)
 		out.Changes = append(out.Changes, c)
 	}
 	reviews, err := s.Publisher.ListReviews(ctx, ReviewPrefix+Key(identity)+"-")
@@ -123,14 +123,14 @@ func (s *Store) repository() string {
 // identify returns the collection and slug of a mine path ("" when the path
 // is in no collection). The slug honours a frontmatter slug, read through
 // repo from the draft's blob (or production's, for a deletion).
-func (s *Store) identify(e Entry, draftHead, prodTip, current string) (string, string) {
+func (s *Store) identify(e Entry, current string) (string, string) {
 	coll, rel, ok := s.Project.Config.CollectionFor(e.Path)
 	if !ok || !repo.IsDocumentFile(e.Path) {
 		return "", ""
 	}
-	ref, version := draftHead, e.Version
+	version := e.Version
 	if version == "" {
-		ref, version = prodTip, current
+		version = current
 	}
 	key := version + " " + e.Path
 	s.mu.Lock()
@@ -141,8 +141,8 @@ func (s *Store) identify(e Entry, draftHead, prodTip, current string) (string, s
 	}
 	var data map[string]any
 	if version != "" {
-		if raw, v, err := s.Project.Git.ReadFile(ref, e.Path); err == nil {
-			if parsed, err := s.Project.Parse(v, raw); err == nil {
+		if raw, err := s.Project.Git.ReadBlob(version); err == nil {
+			if parsed, err := s.Project.Parse(version, raw); err == nil {
 				data = parsed.Data
 			}
 		}
@@ -518,7 +518,7 @@ func (s *Store) names(paths []string, draftHead, prodTip string, current map[str
 			continue
 		}
 		e := Entry{Path: p, Version: dr[p]}
-		if coll, slug := s.identify(e, draftHead, prodTip, current[p]); coll != "" && slug != "" {
+		if coll, slug := s.identify(e, current[p]); coll != "" && slug != "" {
 			out[i] = coll + "/" + slug
 		}
 	}
