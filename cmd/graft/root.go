@@ -109,6 +109,8 @@ own draft branch, and people review the result as Git history and pull requests.
 		a.contentCommand(),
 		a.checkCommand(),
 		a.schemaCommand(),
+		a.draftsCommand(),
+		a.branchCommand(),
 		a.versionCommand(),
 	)
 	return root
