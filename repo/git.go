@@ -38,7 +38,7 @@ type Repo struct {
 	branchMu    sync.Mutex
 	branchLocks map[string]*sync.Mutex
 
-	parentCache map[string]string // commit SHA → Graft-Parent found from it
+	parentCache map[string]string                    // commit SHA → Graft-Parent found from it
 	treeCache   map[plumbing.Hash][]object.TreeEntry // decoded trees (immutable by hash); guarded by mu
 }
 

@@ -141,8 +141,8 @@ func TestDraftsConflictsMineAndTheirs(t *testing.T) {
 	}
 	ca := changesByPath(la)
 	wantA := map[string][3]any{ // kind, theirs, conflict
-		hello:                       {drafts.KindModified, true, true},
-		reading:                     {drafts.KindModified, false, false},
+		hello:                      {drafts.KindModified, true, true},
+		reading:                    {drafts.KindModified, false, false},
 		"content/notes/ada-new.md": {drafts.KindAdded, false, false},
 	}
 	checkChanges(t, "ada", ca, wantA)
