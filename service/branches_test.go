@@ -137,3 +137,26 @@ func TestPublishRunsHooks(t *testing.T) {
 		t.Error("a failing hook undid the publish")
 	}
 }
+
+// TestOperatorActsAs: the operator publishes an agent's draft; the commit is
+// authored by the agent (the writer).
+func TestOperatorActsAs(t *testing.T) {
+	s := openSample(t)
+	ctx := context.Background()
+	agent := Caller{ID: "agent:graft-cli", Scopes: []string{ScopeContentWrite}}
+	in := note("By agent", "a\n")
+	in.Slug = "by-agent"
+	write(t, s, agent, in)
+	op := Caller{ID: "user:op@example.org", Operator: true}
+	l, err := s.ListDrafts(ctx, op, ListDraftsInput{As: agent.ID})
+	if err != nil || len(l.Changes) != 1 {
+		t.Fatalf("list as agent: %+v %v", l, err)
+	}
+	res, err := s.PublishDrafts(ctx, op, PublishDraftsInput{PublishRequest: drafts.PublishRequest{Paths: []string{l.Changes[0].Path}}, As: agent.ID})
+	if err != nil || res.Mode != drafts.ModeCommit {
+		t.Fatalf("publish as agent: %+v %v", res, err)
+	}
+	if a := gitRun(t, s.Project.Git.Path(), "log", "-1", "--format=%an <%ae>", "main"); a != "agent:graft-cli <agent-graft-cli@graft.invalid>" {
+		t.Errorf("author %q", a)
+	}
+}
