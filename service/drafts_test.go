@@ -429,7 +429,11 @@ func TestParallelDrafts(t *testing.T) {
 	s := openSample(t)
 	dir := s.Project.Git.Path()
 	main := gitRun(t, dir, "rev-parse", "main")
-	const identities, writes = 16, 50
+	const identities = 16
+	writes := 50
+	if testing.Short() {
+		writes = 10
+	}
 	var wg sync.WaitGroup
 	errc := make(chan error, identities)
 	for i := 0; i < identities; i++ {
