@@ -311,7 +311,9 @@ func (s *Store) Publish(ctx context.Context, as PublishAs, req PublishRequest) (
 		mode = ModeReview
 	case !as.MayCommit && mode == ModeCommit:
 		mode = ModeReview
-		res.Note = "the caller does not hold content:publish, so a review was opened instead of a commit"
+		if len(publish) > 0 {
+			res.Note = "the caller does not hold content:publish, so a review was opened instead of a commit"
+		}
 	}
 	res.Mode = mode
 	if len(publish) > 0 {
