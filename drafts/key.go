@@ -54,3 +54,6 @@ func Branch(identity string) string { return DraftPrefix + Key(identity) }
 
 // IsDraft reports whether branch is a draft branch.
 func IsDraft(branch string) bool { return strings.HasPrefix(branch, DraftPrefix) }
+
+// IsReview reports whether branch is a review branch.
+func IsReview(branch string) bool { return strings.HasPrefix(branch, ReviewPrefix) }

@@ -17,6 +17,12 @@ type Publisher interface {
 	Name() string
 	// Commit applies a change set to a branch with a fast-forward
 	// check-and-set (repo.CommitRequest semantics, baseVersions included).
+	// Drafts rely on: TreeFrom (the tree starts from that branch's current
+	// tree while the parent is Branch's tip — base_tree on GitHub), AllowEmpty
+	// (commit even when the tree is unchanged), Change.Blob (point a path at
+	// an existing blob), and an error returned by Rebuild being returned by
+	// Commit unchanged (errors.Is), nothing moved. A Publisher may also offer
+	// CommitURL(sha string) string, used for publish results' commit URLs.
 	Commit(ctx context.Context, req repo.CommitRequest) (repo.CommitResult, error)
 	// DeleteBranch deletes a branch if it still points at expected.
 	DeleteBranch(ctx context.Context, name, expected string) error

@@ -22,8 +22,12 @@ import (
 type Change struct {
 	// Path is the file's path from the repository root, with '/' separators.
 	Path string
-	// Content is the file's new bytes (ignored when Delete is set).
+	// Content is the file's new bytes (ignored when Delete or Blob is set).
 	Content []byte
+	// Blob, when set, is the SHA of a blob already in the object store that
+	// the file points at instead of Content (re-applying a file another
+	// commit already holds, without reading its bytes).
+	Blob string
 	// Delete removes the file. Deleting a file that does not exist is a no-op.
 	Delete bool
 	// Base is the version the caller read; when Present it must equal the
@@ -53,12 +57,23 @@ type CommitRequest struct {
 	// From is the branch whose tip a not-yet-existing Branch starts from
 	// ("" = an orphan commit with no parent). Ignored when Branch exists.
 	From string
+	// TreeFrom, when set, is the branch whose current tree the commit's tree
+	// starts from (read again at every attempt), while the commit's parent
+	// is still Branch's tip (or From's tip when Branch does not exist). Bases
+	// are checked against that tree. Drafts use it: a draft commit is
+	// production's current tree with the draft's changes applied, on top of
+	// the previous draft commit. A TreeFrom branch with no commits yet is the
+	// empty tree when it is the branch HEAD names.
+	TreeFrom string
 	// Changes are the files to write or delete.
 	Changes []Change
 	// Message is the full commit message; a final newline is added if missing.
 	Message string
 	// Author is the identity that made the change; graft is the committer.
 	Author Signature
+	// AllowEmpty makes a commit even when the tree does not change (a draft
+	// commit whose trailers record a new mine set, DESIGN §8).
+	AllowEmpty bool
 	// Rebuild, when set, is called with the new tip (or the start commit when
 	// the branch does not exist) after the branch moved under a commit; it
 	// returns the changes to apply instead. Without it, Changes are applied
@@ -93,16 +108,18 @@ type CommitResult struct {
 //     on the new tip (see CommitRequest.Rebuild) and the bases are checked
 //     again, up to 20 times with a jittered backoff; then COMMIT_FAILED.
 //   - A change set that leaves an existing branch's tree as it is makes no
-//     commit (CommitResult.Unchanged). Creating a branch always makes a commit.
+//     commit (CommitResult.Unchanged) unless AllowEmpty is set. Creating a branch always makes a commit.
 //   - New objects are fsynced before the ref moves, so a crash never leaves a
 //     ref pointing at a missing object.
 func (r *Repo) Commit(ctx context.Context, req CommitRequest) (CommitResult, error) {
 	if err := gitCheckBranchName(req.Branch); err != nil {
 		return CommitResult{}, err
 	}
-	if req.From != "" {
-		if err := gitCheckBranchName(req.From); err != nil {
-			return CommitResult{}, err
+	for _, b := range []string{req.From, req.TreeFrom} {
+		if b != "" {
+			if err := gitCheckBranchName(b); err != nil {
+				return CommitResult{}, err
+			}
 		}
 	}
 	ref := plumbing.NewBranchReferenceName(req.Branch).String()
@@ -141,7 +158,17 @@ func (r *Repo) Commit(ctx context.Context, req CommitRequest) (CommitResult, err
 				return CommitResult{}, err
 			}
 		}
-		res, w, err := r.commitBuild(start, !exists, changes, req)
+		parentTree, err := r.gitCommitTree(start)
+		if err != nil {
+			return CommitResult{}, err
+		}
+		root := parentTree
+		if req.TreeFrom != "" {
+			if root, err = r.gitRootTree(req.TreeFrom); err != nil {
+				return CommitResult{}, err
+			}
+		}
+		res, w, err := r.commitBuild(start, root, parentTree, !exists, changes, req)
 		if err != nil || res.Unchanged {
 			return res, err
 		}
@@ -203,14 +230,11 @@ type commitEdit struct {
 	mode filemode.FileMode
 }
 
-// commitBuild writes the objects of one commit on start and returns it. It
-// does not move any ref.
-func (r *Repo) commitBuild(start string, creating bool, changes []Change, req CommitRequest) (CommitResult, *commitWriter, error) {
+// commitBuild writes the objects of one commit whose parent is start and
+// whose tree is root with the changes applied, and returns it. parentTree is
+// start's tree: a result equal to it is no change. It does not move any ref.
+func (r *Repo) commitBuild(start string, root, parentTree plumbing.Hash, creating bool, changes []Change, req CommitRequest) (CommitResult, *commitWriter, error) {
 	edits, err := commitValidate(changes)
-	if err != nil {
-		return CommitResult{}, nil, err
-	}
-	root, err := r.gitCommitTree(start)
 	if err != nil {
 		return CommitResult{}, nil, err
 	}
@@ -250,6 +274,16 @@ func (r *Repo) commitBuild(start string, creating bool, changes []Change, req Co
 			versions[c.Path] = ""
 			continue
 		}
+		if c.Blob != "" {
+			h := plumbing.NewHash(c.Blob)
+			if !gitIsSHA(c.Blob) || r.repo.Storer.HasEncodedObject(h) != nil {
+				return CommitResult{}, nil, errs.New(errs.InputValidationFailed, "blob %q for %s is not in the repository", c.Blob, c.Path).
+					With("path", c.Path).WithFix("Pass the file's bytes as Content instead.")
+			}
+			edits[i].blob = h
+			versions[c.Path] = c.Blob
+			continue
+		}
 		h, err := w.write(plumbing.BlobObject, c.Content)
 		if err != nil {
 			return CommitResult{}, nil, err
@@ -266,7 +300,7 @@ func (r *Repo) commitBuild(start string, creating bool, changes []Change, req Co
 			return CommitResult{}, nil, err
 		}
 	}
-	if !creating && newRoot == root {
+	if !creating && !req.AllowEmpty && newRoot == parentTree {
 		parent := ""
 		if c, err := r.repo.CommitObject(plumbing.NewHash(start)); err == nil && len(c.ParentHashes) > 0 {
 			parent = c.ParentHashes[0].String()

@@ -38,8 +38,12 @@ type Repo struct {
 	branchMu    sync.Mutex
 	branchLocks map[string]*sync.Mutex
 
-	parentCache map[string]string // commit SHA → Graft-Parent found from it
+	parentCache map[string]string                    // commit SHA → Graft-Parent found from it
+	treeCache   map[plumbing.Hash][]object.TreeEntry // decoded trees (immutable by hash); guarded by mu
 }
+
+// gitTreeCacheSize bounds the decoded trees kept in memory.
+const gitTreeCacheSize = 8192
 
 // OpenRepo opens the repository at path: the root of a worktree (with a .git
 // folder, or a .git file of a linked worktree) or a bare repository's folder.
@@ -109,6 +113,7 @@ func gitNewRepo(g *git.Repository, path, gitDir, commonDir string, bare bool) (*
 		bare:        bare,
 		branchLocks: map[string]*sync.Mutex{},
 		parentCache: map[string]string{},
+		treeCache:   map[plumbing.Hash][]object.TreeEntry{},
 	}, nil
 }
 
@@ -236,16 +241,24 @@ func (r *Repo) gitCommitTree(sha string) (plumbing.Hash, error) {
 	return c.TreeHash, nil
 }
 
-// gitEntries returns the entries of a tree (none for the zero hash).
-// The caller holds r.mu.
+// gitEntries returns the entries of a tree (none for the zero hash). Trees
+// never change, so decoded ones are cached; callers must not modify the
+// returned slice. The caller holds r.mu.
 func (r *Repo) gitEntries(tree plumbing.Hash) ([]object.TreeEntry, error) {
 	if tree.IsZero() {
 		return nil, nil
+	}
+	if e, ok := r.treeCache[tree]; ok {
+		return e, nil
 	}
 	t, err := object.GetTree(r.repo.Storer, tree)
 	if err != nil {
 		return nil, errs.New(errs.Internal, "read tree %s: %v", tree, err)
 	}
+	if len(r.treeCache) >= gitTreeCacheSize {
+		clear(r.treeCache)
+	}
+	r.treeCache[tree] = t.Entries
 	return t.Entries, nil
 }
 

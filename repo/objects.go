@@ -1,31 +1,10 @@
 package repo
 
 import (
-	"io"
-
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/graft-studio/graft/errs"
 )
-
-// ReadBlob returns the content of a blob by its SHA (a document version).
-func (r *Repo) ReadBlob(version string) ([]byte, error) {
-	if !gitIsSHA(version) {
-		return nil, errs.New(errs.InputValidationFailed, "%q is not a version (a 40-hex blob SHA)", version)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	b, err := r.repo.BlobObject(plumbing.NewHash(version))
-	if err != nil {
-		return nil, errs.New(errs.DocumentNotFound, "no blob %s: %v", version, err)
-	}
-	rd, err := b.Reader()
-	if err != nil {
-		return nil, errs.New(errs.Internal, "read blob %s: %v", version, err)
-	}
-	defer rd.Close()
-	return io.ReadAll(rd)
-}
 
 // MergeBase returns the best common ancestor of two commits, "" when they
 // share none.

@@ -282,13 +282,17 @@ func (p *Project) mapFile(f File) fileEntry {
 		e.Kind, e.Code, e.Message = entryProblem, pr.Code, pr.Message
 		return e
 	}
-	raw, err := p.Git.ReadBlob(f.Version)
-	if err != nil {
-		return fail(err)
-	}
-	parsed, err := p.Parse(f.Version, raw)
-	if err != nil {
-		return fail(err)
+	p.mu.Lock()
+	parsed, cached := p.parsed[f.Version]
+	p.mu.Unlock()
+	if !cached {
+		raw, err := p.Git.ReadBlob(f.Version)
+		if err != nil {
+			return fail(err)
+		}
+		if parsed, err = p.Parse(f.Version, raw); err != nil {
+			return fail(err)
+		}
 	}
 	slug, err := DocumentSlug(rel, parsed.Data)
 	if err != nil {

@@ -46,7 +46,7 @@ func (s *Service) ListContent(ctx context.Context, c Caller, in ListContentInput
 	if err != nil {
 		return ListContentOutput{}, err
 	}
-	branch, err := s.readBranch(ctx, c, in.Branch)
+	branch, ref, err := s.readBranch(ctx, c, in.Branch)
 	if err != nil {
 		return ListContentOutput{}, err
 	}
@@ -54,7 +54,7 @@ func (s *Service) ListContent(ctx context.Context, c Caller, in ListContentInput
 	if err != nil {
 		return ListContentOutput{}, err
 	}
-	snap, err := s.Project.Scan(branch)
+	snap, err := s.Project.Scan(ref)
 	if err != nil {
 		return ListContentOutput{}, err
 	}
@@ -138,6 +138,8 @@ type GetContentOutput struct {
 	Data       map[string]any `json:"data"`
 	Body       string         `json:"body"`
 	HTML       string         `json:"html,omitempty"`
+	// Raw is the file's bytes (not part of the JSON result).
+	Raw []byte `json:"-"`
 }
 
 // GetContent reads one document; with HTML it also renders the body
@@ -147,16 +149,16 @@ func (s *Service) GetContent(ctx context.Context, c Caller, in GetContentInput) 
 		return GetContentOutput{}, errs.New(errs.InputValidationFailed, "slug is required").
 			WithFix("pass the slug of a document, e.g. from list_content")
 	}
-	branch, err := s.readBranch(ctx, c, in.Branch)
+	branch, ref, err := s.readBranch(ctx, c, in.Branch)
 	if err != nil {
 		return GetContentOutput{}, err
 	}
-	d, err := s.Project.Get(branch, in.Collection, in.Slug)
+	d, err := s.Project.Get(ref, in.Collection, in.Slug)
 	if err != nil {
 		return GetContentOutput{}, err
 	}
 	out := GetContentOutput{Collection: d.Collection, Slug: d.Slug, Path: d.Path, Version: d.Version,
-		Branch: branch, Format: d.Format, Data: d.Data, Body: d.Body}
+		Branch: branch, Format: d.Format, Data: d.Data, Body: d.Body, Raw: d.Raw}
 	if in.HTML {
 		coll, _ := s.Project.Config.Collection(d.Collection)
 		html, err := mdx.Render([]byte(d.Body), mdx.RenderOptions{Format: d.Format, Trusted: coll.Trusted})
@@ -185,11 +187,11 @@ type CheckOutput struct {
 // Check validates every document of a branch: paths and slugs, frontmatter
 // syntax, the collection schema and references.
 func (s *Service) Check(ctx context.Context, c Caller, in CheckInput) (CheckOutput, error) {
-	branch, err := s.readBranch(ctx, c, in.Branch)
+	branch, ref, err := s.readBranch(ctx, c, in.Branch)
 	if err != nil {
 		return CheckOutput{}, err
 	}
-	snap, err := s.Project.Scan(branch)
+	snap, err := s.Project.Scan(ref)
 	if err != nil {
 		return CheckOutput{}, err
 	}

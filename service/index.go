@@ -17,10 +17,21 @@ import (
 	"github.com/graft-studio/graft/repo"
 )
 
-// gitTree lets the index read the project's repository.
-type gitTree struct{ r *repo.Repo }
+// gitTree lets the index read the project's repository. A draft resolves to
+// its view (production as it is now plus the draft's own changes, DESIGN §8),
+// so a draft's overlay, diffed from production's tip, is exactly its mine set.
+type gitTree struct {
+	r     *repo.Repo
+	draft func(branch string) (string, error) // the view of a draft branch
+}
 
 func (t gitTree) Resolve(branch string) (string, error) {
+	if drafts.IsDraft(branch) && t.draft != nil {
+		if _, ok, err := t.r.Head(branch); err != nil || !ok {
+			return "", err
+		}
+		return t.draft(branch)
+	}
 	c, ok, err := t.r.Head(branch)
 	if err != nil || ok {
 		return c, err
@@ -109,10 +120,12 @@ func (s *Service) indexManager() (*index.Manager, error) {
 			s.idx.err = err
 			return
 		}
-		s.idx.m, s.idx.err = index.Open(dir, gitTree{s.Project.Git}, docMapper{s.Project})
+		s.idx.m, s.idx.err = index.Open(dir, s.tree(), docMapper{s.Project})
 	})
 	return s.idx.m, s.idx.err
 }
+
+func (s *Service) tree() gitTree { return gitTree{r: s.Project.Git, draft: s.Drafts.ViewOf} }
 
 // Close releases the service's index files.
 func (s *Service) Close() error {
@@ -179,7 +192,7 @@ func (s *Service) Compile(ctx context.Context, c Caller, in CompileInput) (Compi
 				branches = append(branches, b.Name)
 			}
 		}
-	} else if _, err := s.readBranch(ctx, c, in.Branch); err != nil {
+	} else if _, _, err := s.readBranch(ctx, c, in.Branch); err != nil {
 		return CompileOutput{}, err
 	}
 	out := CompileOutput{Results: []index.CompileResult{}}
@@ -242,20 +255,15 @@ func (s *Service) compileChain(ctx context.Context, branch string, in CompileInp
 	return results, nil
 }
 
-// overlayBase is the commit a branch's overlay is diffed from. A draft's
-// head commit names the production commit its tree was built on
-// (Graft-Production), so its overlay is exactly its own changes; other
-// branches use the merge base with their parent.
+// overlayBase is the commit a branch's overlay is diffed from: for a draft,
+// production's tip (its view is production plus mine, so the diff is mine);
+// for other branches "", the merge base with their parent.
 func (s *Service) overlayBase(branch string) (string, error) {
 	if !drafts.IsDraft(branch) {
 		return "", nil
 	}
-	head, ok, err := s.Project.Git.Head(branch)
-	if err != nil || !ok {
-		return "", err
-	}
-	v, _, err := s.Project.Git.Trailer(head, "Graft-Production")
-	return v, err
+	tip, _, err := s.Project.Git.Head(s.Project.Production())
+	return tip, err
 }
 
 // strictError names up to 10 documents with problems.
@@ -387,7 +395,7 @@ type SearchOutput = index.SearchResult
 // indexes of the chain are first brought up to date incrementally, unless
 // NoRefresh; freshness is always reported.
 func (s *Service) Search(ctx context.Context, c Caller, in SearchInput) (SearchOutput, error) {
-	branch, err := s.readBranch(ctx, c, in.Branch)
+	branch, _, err := s.readBranch(ctx, c, in.Branch)
 	if err != nil {
 		return SearchOutput{}, err
 	}
@@ -406,7 +414,7 @@ func (s *Service) Search(ctx context.Context, c Caller, in SearchInput) (SearchO
 	}
 	heads := map[string]string{}
 	for _, b := range chain {
-		h, err := gitTree{s.Project.Git}.Resolve(b)
+		h, err := s.tree().Resolve(b)
 		if err != nil {
 			return SearchOutput{}, err
 		}

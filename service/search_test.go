@@ -134,3 +134,50 @@ func TestCompileStrict(t *testing.T) {
 		t.Errorf("valid documents not indexed: %v", err)
 	}
 }
+
+// TestSearchDraftAfterProductionMoves: a draft's search shows production as
+// it is now for paths the draft did not change, and the draft's own version
+// for paths it did (DESIGN §8).
+func TestSearchDraftAfterProductionMoves(t *testing.T) {
+	dir := fixtures.SampleRepo(t)
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	agent := Caller{ID: "agent:mover", Scopes: []string{ScopeContentWrite}}
+	hello, err := s.GetContent(ctx, agent, GetContentInput{Collection: "posts", Slug: "hello-world"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "hello-world", Data: hello.Data,
+		Body: "The draft speaks of walruses.\n", BaseVersion: &repo.Base{Present: true, Version: hello.Version}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.Search(ctx, agent, SearchInput{Query: "walruses", Branch: w.Branch}); err != nil || res.Total != 1 {
+		t.Fatalf("draft write not searchable: %+v %v", res, err)
+	}
+	// production moves: another document changes, and the one the draft changed too
+	sig := repo.Signature{Name: "p", Email: "p@x"}
+	_, err = s.Project.Git.Commit(ctx, repo.CommitRequest{Branch: "main", Message: "move", Author: sig, Changes: []repo.Change{
+		{Path: "content/authors/grace.md", Content: []byte("---\nname: Grace Hopper\n---\n\nGrace writes about narwhals.\n")},
+		{Path: "content/posts/hello-world.mdx", Content: []byte("---\ntitle: Hello\ndate: 2026-01-15T09:00:00Z\n---\n\nProduction speaks of walruses and penguins.\n")},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	narwhals, err := s.Search(ctx, agent, SearchInput{Query: "narwhals", Branch: w.Branch})
+	if err != nil || narwhals.Total != 1 || narwhals.Hits[0].Branch != "main" {
+		t.Errorf("production's new bytes do not show through the draft: %+v %v", narwhals, err)
+	}
+	walruses, err := s.Search(ctx, agent, SearchInput{Query: "walruses", Branch: w.Branch})
+	if err != nil || walruses.Total != 1 || walruses.Hits[0].Branch != w.Branch {
+		t.Errorf("the draft's own version does not win: %+v %v", walruses, err)
+	}
+	penguins, err := s.Search(ctx, agent, SearchInput{Query: "penguins", Branch: w.Branch})
+	if err != nil || penguins.Total != 0 {
+		t.Errorf("production's version of a path the draft changed shows through: %+v %v", penguins, err)
+	}
+}

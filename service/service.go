@@ -119,10 +119,13 @@ func Operator(dir string) Caller {
 // Service runs operations on one project.
 type Service struct {
 	Project *repo.Project
-	// Publisher moves branches: the local repository, or GitHub.
+	// Publisher moves branches: the local repository, or GitHub. Change it
+	// with UsePublisher, which also hands it to Drafts.
 	Publisher drafts.Publisher
 
 	idx indexes
+	// Drafts reads, writes, publishes and discards drafts.
+	Drafts *drafts.Store
 }
 
 // Open opens the project in dir (the folder holding graft.yaml).
@@ -136,26 +139,40 @@ func Open(dir string) (*Service, error) {
 
 // New returns a service over an already opened project, publishing locally.
 func New(p *repo.Project) *Service {
-	return &Service{Project: p, Publisher: drafts.NewLocal(p.Git)}
+	pub := drafts.NewLocal(p.Git)
+	return &Service{Project: p, Publisher: pub, Drafts: drafts.NewStore(p, pub)}
+}
+
+// UsePublisher makes every branch move of the service go through pub (call
+// it before serving requests).
+func (s *Service) UsePublisher(pub drafts.Publisher) {
+	s.Publisher = pub
+	s.Drafts.Publisher = pub
 }
 
 // readBranch picks the branch a read sees: anonymous callers only production,
-// everyone else the branch asked for, production by default.
-func (s *Service) readBranch(_ context.Context, c Caller, branch string) (string, error) {
+// everyone else the branch asked for, production by default. It also returns
+// the ref to read: the branch itself, or for a draft its view (production as
+// it is now plus the draft's own changes, DESIGN §8).
+func (s *Service) readBranch(_ context.Context, c Caller, branch string) (name, ref string, err error) {
 	prod := s.Project.Production()
 	if branch == "" || branch == prod {
-		return prod, nil
+		return prod, prod, nil
 	}
 	if c.Anonymous {
-		return "", errs.New(errs.Unauthorized, "anonymous callers can only read production (%s)", prod).
+		return "", "", errs.New(errs.Unauthorized, "anonymous callers can only read production (%s)", prod).
 			With("required", []string{"an identity"}).With("held", []string{}).
 			WithFix("drop the branch argument, or authenticate")
 	}
 	if _, ok, err := s.Project.Git.Head(branch); err != nil {
-		return "", err
+		return "", "", err
 	} else if !ok {
-		return "", errs.New(errs.BranchNotFound, "branch %q does not exist", branch).
+		return "", "", errs.New(errs.BranchNotFound, "branch %q does not exist", branch).
 			WithFix("run `graft branch list` for the branches that exist")
 	}
-	return branch, nil
+	ref, err = s.Drafts.ViewOf(branch)
+	if err != nil {
+		return "", "", err
+	}
+	return branch, ref, nil
 }

@@ -60,28 +60,40 @@ func (s *Service) WriteContent(ctx context.Context, c Caller, in WriteContentInp
 
 // writeTarget is where a write goes and what it reads as the current state.
 type writeTarget struct {
-	branch  string // branch the commit moves
-	view    string // ref the write reads: branch when it exists, else production
-	exists  bool   // branch exists
-	isDraft bool
+	branch string // branch the commit moves
+	view   string // ref the write reads: the draft's view, the preview, or production for a new draft
 }
 
+// target picks the branch a write goes to: the caller's draft by default, or
+// a preview branch named explicitly. Production, review branches and other
+// identities' drafts are refused.
 func (s *Service) target(c Caller, branch string) (writeTarget, error) {
 	prod := s.Project.Production()
-	if branch == "" {
-		branch = drafts.Branch(c.ID)
-	} else if branch == prod {
+	own := drafts.Branch(c.ID)
+	switch {
+	case branch == "" || branch == own:
+		branch = own
+	case branch == prod:
 		return writeTarget{}, errs.New(errs.BranchInvalid, "writes never go to production (%s) directly", prod).
 			WithFix("write to your draft (omit branch) and publish it with publish_drafts")
+	case drafts.IsDraft(branch):
+		return writeTarget{}, errs.New(errs.BranchInvalid, "%s is another identity's draft", branch).
+			WithFix("omit branch to write to your own draft (%s)", own)
+	case drafts.IsReview(branch):
+		return writeTarget{}, errs.New(errs.BranchInvalid, "%s is a review branch; publish_drafts writes review branches", branch).
+			WithFix("omit branch to write to your draft, then publish it")
 	}
 	_, ok, err := s.Project.Git.Head(branch)
 	if err != nil {
 		return writeTarget{}, err
 	}
-	t := writeTarget{branch: branch, view: prod, exists: ok, isDraft: drafts.IsDraft(branch)}
-	if ok {
-		t.view = branch
-	} else if !t.isDraft {
+	t := writeTarget{branch: branch, view: prod}
+	switch {
+	case ok:
+		if t.view, err = s.Drafts.ViewOf(branch); err != nil {
+			return writeTarget{}, err
+		}
+	case !drafts.IsDraft(branch):
 		return writeTarget{}, errs.New(errs.BranchNotFound, "branch %q does not exist", branch).
 			WithFix("create it with `graft branch create %s --from %s`, or omit branch to write to your draft", branch, prod)
 	}
@@ -301,29 +313,14 @@ func snapName(snap *repo.Snapshot) string {
 // Graft-Base trailer per path (DESIGN §8). The commit itself runs without
 // the caller's cancellation: a cancelled call stops before it, never inside.
 func (s *Service) commitPrepared(ctx context.Context, c Caller, t writeTarget, ps []prepared, message string) (repo.CommitResult, error) {
-	var trailers []string
 	changes := make([]repo.Change, 0, len(ps))
 	for _, p := range ps {
-		base := p.currentVersion()
-		if base == "" {
-			base = "none"
-		}
-		trailers = append(trailers, "Graft-Base: "+p.path+" "+base)
 		changes = append(changes, p.change())
-	}
-	if !t.exists {
-		trailers = append(trailers, "Graft-Parent: "+s.Project.Production())
 	}
 	if err := ctx.Err(); err != nil {
 		return repo.CommitResult{}, err
 	}
-	return s.Publisher.Commit(context.WithoutCancel(ctx), repo.CommitRequest{
-		Branch:  t.branch,
-		From:    s.Project.Production(),
-		Changes: changes,
-		Message: withTrailers(message, trailers),
-		Author:  c.Signature(),
-	})
+	return s.Drafts.Write(context.WithoutCancel(ctx), t.branch, changes, message, c.Signature())
 }
 
 func conflict(collection, slug, current string) error {
@@ -350,14 +347,6 @@ func checkSlugArgument(slug string, data map[string]any) error {
 		}
 	}
 	return nil
-}
-
-// withTrailers appends Git trailers to a message.
-func withTrailers(msg string, trailers []string) string {
-	if len(trailers) == 0 {
-		return msg
-	}
-	return strings.TrimRight(msg, "\n") + "\n\n" + strings.Join(trailers, "\n") + "\n"
 }
 
 // gateBody runs the MDX safety gate (DESIGN §7) on the body of a document

@@ -85,11 +85,7 @@ func (a *app) contentGetCommand() *cobra.Command {
 				_, err = io.WriteString(a.stdout, out.HTML)
 				return err
 			}
-			doc, err := s.Project.Get(out.Branch, out.Collection, out.Slug)
-			if err != nil {
-				return err
-			}
-			_, err = a.stdout.Write(doc.Raw)
+			_, err = a.stdout.Write(out.Raw)
 			return err
 		},
 	}

@@ -112,6 +112,8 @@ own draft branch, and people review the result as Git history and pull requests.
 		a.compileCommand(),
 		a.searchCommand(),
 		a.benchCommand(),
+		a.draftsCommand(),
+		a.branchCommand(),
 		a.versionCommand(),
 		a.mcpCommand(), a.addCommand(),
 	)

@@ -1,0 +1,129 @@
+package drafts
+
+import (
+	"context"
+	"regexp"
+	"strings"
+
+	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/repo"
+)
+
+// Branch kinds (DESIGN §5).
+const (
+	KindProduction = "production"
+	KindDraft      = "draft"
+	KindReview     = "review"
+	KindPreview    = "preview"
+)
+
+// previewName is lower-case kebab segments joined by '/'.
+var previewName = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*(?:/[a-z0-9]+(?:-[a-z0-9]+)*)*$`)
+
+// KindOf returns the kind of a branch: production, draft, review, or preview
+// (any other branch).
+func KindOf(branch, production string) string {
+	switch {
+	case branch == production:
+		return KindProduction
+	case IsDraft(branch):
+		return KindDraft
+	case IsReview(branch):
+		return KindReview
+	}
+	return KindPreview
+}
+
+// CheckPreviewName refuses a preview name that is not lower-case kebab
+// segments joined by '/' (at most 200 characters), or that lies under
+// graft-studio/ (graft's own branches), with BRANCH_INVALID.
+func CheckPreviewName(name string) error {
+	if len(name) > 200 || !previewName.MatchString(name) {
+		return errs.New(errs.BranchInvalid, "%q is not lower-case kebab segments joined by '/'", name).With("branch", name).
+			WithFix("use a name such as preview/spring-launch")
+	}
+	if strings.HasPrefix(name, "graft-studio/") {
+		return errs.New(errs.BranchInvalid, "branches under graft-studio/ are graft's own (drafts and reviews)").With("branch", name).
+			WithFix("pick a name outside graft-studio/, such as preview/%s", strings.TrimPrefix(name, "graft-studio/"))
+	}
+	return nil
+}
+
+// BranchInfo is one branch as list_branches shows it.
+type BranchInfo struct {
+	Name   string `json:"name"`
+	Kind   string `json:"kind"`
+	Parent string `json:"parent"`
+	Head   string `json:"head"`
+}
+
+// Branches lists every branch with its kind, recorded parent and head.
+func (s *Store) Branches() ([]BranchInfo, error) {
+	all, err := s.Project.Git.Branches()
+	if err != nil {
+		return nil, err
+	}
+	prod := s.Production()
+	out := make([]BranchInfo, 0, len(all))
+	for _, b := range all {
+		info := BranchInfo{Name: b.Name, Kind: KindOf(b.Name, prod), Parent: b.Parent, Head: b.Head}
+		if info.Kind == KindProduction {
+			info.Parent = ""
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// CreatePreview creates a preview branch from parent's tip (production when
+// parent is empty), recording the parent in Git (a Graft-Parent trailer).
+func (s *Store) CreatePreview(name, parent string, author repo.Signature) (BranchInfo, error) {
+	if err := CheckPreviewName(name); err != nil {
+		return BranchInfo{}, err
+	}
+	if parent == "" {
+		parent = s.Production()
+	}
+	if name == s.Production() {
+		return BranchInfo{}, errs.New(errs.BranchExists, "%s is the production branch", name).With("branch", name).
+			WithFix("pick another name")
+	}
+	head, err := s.Project.Git.CreateBranch(name, parent, author)
+	if err != nil {
+		return BranchInfo{}, err
+	}
+	return BranchInfo{Name: name, Kind: KindPreview, Parent: parent, Head: head}, nil
+}
+
+// DropBranch deletes a branch. Production and a branch that other branches
+// were created from are refused with BRANCH_INVALID.
+func (s *Store) DropBranch(ctx context.Context, name string) error {
+	if name == s.Production() {
+		return errs.New(errs.BranchInvalid, "%s is the production branch; it cannot be dropped", name).With("branch", name).
+			WithFix("drop a preview, draft or review branch instead")
+	}
+	all, err := s.Branches()
+	if err != nil {
+		return err
+	}
+	var head string
+	found := false
+	var children []string
+	for _, b := range all {
+		if b.Name == name {
+			head, found = b.Head, true
+		} else if b.Parent == name {
+			children = append(children, b.Name)
+		}
+	}
+	if !found {
+		return errs.New(errs.BranchNotFound, "branch %q does not exist", name).With("branch", name).
+			WithFix("run `graft branch list` for the branches that exist")
+	}
+	if len(children) > 0 {
+		return errs.New(errs.BranchInvalid, "%s has child branches: %s", name, strings.Join(children, ", ")).
+			With("branch", name).With("children", children).
+			WithFix("drop the child branches first")
+	}
+	return s.Publisher.DeleteBranch(ctx, name, head)
+}

@@ -1,0 +1,535 @@
+package drafts
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/repo"
+)
+
+// Change kinds of a draft path.
+const (
+	KindAdded    = "added"
+	KindModified = "modified"
+	KindDeleted  = "deleted"
+)
+
+// Publish modes (graft.yaml github.publish; GRAFT_STUDIO_PUBLISH overrides).
+const (
+	ModeCommit = "commit"
+	ModeReview = "review"
+	// PublishEnv overrides graft.yaml's github.publish: commit | pull-request.
+	PublishEnv = "GRAFT_STUDIO_PUBLISH"
+)
+
+// Change is one path of a draft as list_drafts shows it.
+type Change struct {
+	Path       string `json:"path"`
+	Collection string `json:"collection"`
+	Slug       string `json:"slug"`
+	// Kind is added, modified or deleted (against the path's base).
+	Kind string `json:"kind"`
+	// Version is the draft's blob (null: the draft deletes the path).
+	Version *string `json:"version"`
+	// Base is production's blob when the draft first changed the path (null: none).
+	Base *string `json:"base"`
+	// Current is production's blob now (null: none).
+	Current *string `json:"current"`
+	// Theirs: production changed the path since its base.
+	Theirs bool `json:"theirs"`
+	// Conflict: theirs, and the draft's bytes differ from production's.
+	Conflict bool `json:"conflict"`
+}
+
+// List is a draft's changes and open reviews (DESIGN §8 list_drafts).
+type List struct {
+	Repository string   `json:"repository"`
+	Branch     string   `json:"branch"`
+	Head       string   `json:"head"`
+	Changes    []Change `json:"changes"`
+	Reviews    []Review `json:"reviews"`
+}
+
+func optional(v string) *string {
+	if v == "" {
+		return nil
+	}
+	return &v
+}
+
+// List describes the draft of identity: every path of mine with its base,
+// production's current version, theirs and conflict; and the identity's open
+// reviews.
+func (s *Store) List(ctx context.Context, identity string) (List, error) {
+	branch := Branch(identity)
+	d, err := s.Load(branch)
+	if err != nil {
+		return List{}, err
+	}
+	out := List{Repository: s.repository(), Branch: branch, Head: d.Head, Changes: []Change{}, Reviews: []Review{}}
+	prodTip, err := s.productionTip()
+	if err != nil {
+		return List{}, err
+	}
+	current := map[string]string{}
+	if prodTip != "" && len(d.Mine) > 0 {
+		if current, err = s.Project.Git.Versions(prodTip, d.Paths()); err != nil {
+			return List{}, err
+		}
+	}
+	for _, e := range d.Mine {
+		cur := current[e.Path]
+		c := Change{Path: e.Path, Version: optional(e.Version), Base: optional(e.Base), Current: optional(cur),
+			Theirs: cur != e.Base}
+		c.Conflict = c.Theirs && e.Version != cur
+		switch {
+		case e.Version == "":
+			c.Kind = KindDeleted
+		case e.Base == "":
+			c.Kind = KindAdded
+		default:
+			c.Kind = KindModified
+		}
+		c.Collection, c.Slug = s.identify(e, cur)
+		out.Changes = append(out.Changes, c)
+	}
+	reviews, err := s.Publisher.ListReviews(ctx, ReviewPrefix+Key(identity)+"-")
+	if err != nil {
+		return List{}, err
+	}
+	if reviews != nil {
+		out.Reviews = reviews
+	}
+	return out, nil
+}
+
+// repository names the repository: GitHub's owner/name, else its folder.
+func (s *Store) repository() string {
+	if g := s.Project.Config.GitHub; g != nil && g.Repo != "" {
+		return g.Repo
+	}
+	if v := os.Getenv("GRAFT_GITHUB_REPO"); v != "" {
+		return v
+	}
+	return s.Project.Git.Path()
+}
+
+// identify returns the collection and slug of a mine path ("" when the path
+// is in no collection). The slug honours a frontmatter slug, read through
+// repo from the draft's blob (or production's, for a deletion).
+func (s *Store) identify(e Entry, current string) (string, string) {
+	coll, rel, ok := s.Project.Config.CollectionFor(e.Path)
+	if !ok || !repo.IsDocumentFile(e.Path) {
+		return "", ""
+	}
+	version := e.Version
+	if version == "" {
+		version = current
+	}
+	key := version + " " + e.Path
+	s.mu.Lock()
+	slug, hit := s.slugs[key]
+	s.mu.Unlock()
+	if hit {
+		return coll.Name, slug
+	}
+	var data map[string]any
+	if version != "" {
+		if raw, err := s.Project.Git.ReadBlob(version); err == nil {
+			if parsed, err := s.Project.Parse(version, raw); err == nil {
+				data = parsed.Data
+			}
+		}
+	}
+	slug, err := repo.DocumentSlug(rel, data)
+	if err != nil {
+		slug = ""
+	}
+	s.mu.Lock()
+	if s.slugs == nil || len(s.slugs) > 100000 {
+		s.slugs = map[string]string{}
+	}
+	s.slugs[key] = slug
+	s.mu.Unlock()
+	return coll.Name, slug
+}
+
+// PublishRequest is DESIGN §8's publish_drafts input.
+type PublishRequest struct {
+	Paths   []string          `json:"paths" jsonschema:"the draft paths to publish (from list_drafts)"`
+	Message string            `json:"message,omitempty" jsonschema:"commit message; default: Publish a, b, c / Publish N documents"`
+	Resolve map[string]string `json:"resolve,omitempty" jsonschema:"for each conflicting path: mine (publish the draft's bytes) or theirs (keep production's)"`
+	Review  *ReviewOptions    `json:"review,omitempty" jsonschema:"open a review (pull request) with these details instead of committing to production"`
+}
+
+// ReviewOptions describe the review a publish opens.
+type ReviewOptions struct {
+	Title     string   `json:"title,omitempty"`
+	Body      string   `json:"body,omitempty"`
+	Labels    []string `json:"labels,omitempty"`
+	Reviewers []string `json:"reviewers,omitempty"`
+	Draft     bool     `json:"draft,omitempty"`
+}
+
+// CommitRef is a commit and where to see it.
+type CommitRef struct {
+	SHA string `json:"sha"`
+	URL string `json:"url"`
+}
+
+// ReviewRef is an opened review: a pull request, or (locally) the review branch alone.
+type ReviewRef struct {
+	Number int    `json:"number"`
+	URL    string `json:"url"`
+	Branch string `json:"branch"`
+}
+
+// PublishResult is DESIGN §8's publish_drafts result.
+type PublishResult struct {
+	Mode       string       `json:"mode"`
+	Commit     *CommitRef   `json:"commit"`
+	Review     *ReviewRef   `json:"review"`
+	Published  []string     `json:"published"`
+	TookTheirs []string     `json:"tookTheirs"`
+	Hooks      []HookResult `json:"hooks"`
+	// Note says why the mode differs from the one asked for, when it does.
+	Note string `json:"note,omitempty"`
+}
+
+// PublishAs is who publishes: the draft's identity (its writer, the author
+// of the published commit) and whether they may commit to production.
+type PublishAs struct {
+	Identity string
+	Author   repo.Signature
+	// MayCommit: the caller holds content:publish or is the operator.
+	MayCommit bool
+}
+
+// committer is an optional Publisher method giving a commit's web URL.
+type committer interface{ CommitURL(sha string) string }
+
+// Mode returns the configured publish mode: commit or review
+// (GRAFT_STUDIO_PUBLISH, else graft.yaml github.publish, else commit).
+func (s *Store) Mode() (string, error) {
+	m := ModeCommit
+	if g := s.Project.Config.GitHub; g != nil && g.Publish == "pull-request" {
+		m = ModeReview
+	}
+	switch v := os.Getenv(PublishEnv); v {
+	case "":
+	case "commit":
+		m = ModeCommit
+	case "pull-request", "review":
+		m = ModeReview
+	default:
+		return "", errs.New(errs.ConfigInvalid, "%s=%q is not commit or pull-request", PublishEnv, v).
+			WithFix("set %s to commit or pull-request, or unset it", PublishEnv)
+	}
+	return m, nil
+}
+
+// Publish moves the chosen paths of a draft to production (DESIGN §8): a
+// direct commit when allowed and the mode is commit, otherwise a review
+// branch from production's tip holding exactly those paths (and a review
+// through the Publisher). The draft is then settled by a forward commit.
+func (s *Store) Publish(ctx context.Context, as PublishAs, req PublishRequest) (PublishResult, error) {
+	paths, err := checkPaths(req.Paths, "publish")
+	if err != nil {
+		return PublishResult{}, err
+	}
+	for p, how := range req.Resolve {
+		if how != "mine" && how != "theirs" {
+			return PublishResult{}, errs.New(errs.InputValidationFailed, "resolve[%s] is %q; use mine or theirs", p, how).
+				With("path", p).WithFix("resolve each conflicting path with mine (publish the draft) or theirs (keep production)")
+		}
+		if !slices.Contains(paths, p) {
+			return PublishResult{}, errs.New(errs.InputValidationFailed, "resolve names %s, which is not among the paths to publish", p).
+				With("path", p).WithFix("add %s to paths, or remove it from resolve", p)
+		}
+	}
+	branch := Branch(as.Identity)
+	d, err := s.Load(branch)
+	if err != nil {
+		return PublishResult{}, err
+	}
+	prod := s.Production()
+	prodTip, err := s.productionTip()
+	if err != nil {
+		return PublishResult{}, err
+	}
+	current := map[string]string{}
+	if prodTip != "" {
+		if current, err = s.Project.Git.Versions(prodTip, paths); err != nil {
+			return PublishResult{}, err
+		}
+	}
+	var nothing, conflicts []string
+	var conflictInfo []map[string]any
+	res := PublishResult{Published: []string{}, TookTheirs: []string{}, Hooks: []HookResult{}}
+	var publish []Entry
+	for _, p := range paths {
+		e, ok := d.Lookup(p)
+		if !ok || e.Version == current[p] {
+			nothing = append(nothing, p)
+			continue
+		}
+		theirs := current[p] != e.Base
+		switch {
+		case req.Resolve[p] == "theirs":
+			res.TookTheirs = append(res.TookTheirs, p)
+		case theirs && req.Resolve[p] != "mine":
+			conflicts = append(conflicts, p)
+			conflictInfo = append(conflictInfo, map[string]any{"path": p, "base": optional(e.Base), "current": optional(current[p]), "version": optional(e.Version)})
+		default:
+			publish = append(publish, e)
+			res.Published = append(res.Published, p)
+		}
+	}
+	if len(nothing) > 0 {
+		return PublishResult{}, errs.New(errs.InputValidationFailed, "nothing to publish for %s", strings.Join(nothing, ", ")).
+			With("paths", nothing).
+			WithFix("publish only paths listed by list_drafts whose bytes differ from production's (discard the others)")
+	}
+	if len(conflicts) > 0 {
+		return PublishResult{}, errs.New(errs.ContentConflict, "production changed %s since the draft read %s", strings.Join(conflicts, ", "), plural(len(conflicts), "it", "them")).
+			With("conflicts", conflictInfo).
+			WithFix("resolve each with resolve: {\"%s\": \"mine\"} (publish the draft's bytes) or \"theirs\" (keep production's)", conflicts[0])
+	}
+
+	mode, err := s.Mode()
+	if err != nil {
+		return PublishResult{}, err
+	}
+	switch {
+	case req.Review != nil:
+		mode = ModeReview
+	case !as.MayCommit && mode == ModeCommit:
+		mode = ModeReview
+		if len(publish) > 0 {
+			res.Note = "the caller does not hold content:publish, so a review was opened instead of a commit"
+		}
+	}
+	res.Mode = mode
+	if len(publish) > 0 {
+		changes := make([]repo.Change, len(publish))
+		for i, e := range publish {
+			changes[i] = repo.Change{Path: e.Path, Base: repo.Base{Present: true, Version: current[e.Path]}}
+			if e.Version == "" {
+				changes[i].Delete = true
+			} else {
+				changes[i].Blob = e.Version
+			}
+		}
+		message := req.Message
+		if message == "" {
+			message = s.defaultMessage(publish, d.Head, prodTip, current)
+		}
+		if mode == ModeCommit {
+			var wt *worktreeSync
+			if s.checkedOut() {
+				wt, err = s.lockWorktree(publish, current)
+				if err != nil {
+					res.Mode, mode = ModeReview, ModeReview
+					res.Note = fmt.Sprintf("production (%s) is checked out and %v, so a review branch was left instead of a commit", prod, err)
+				}
+			}
+			if mode == ModeCommit {
+				err := s.publishCommit(ctx, &res, wt, changes, message, as.Author)
+				if err != nil {
+					return PublishResult{}, err
+				}
+			}
+		}
+		if mode == ModeReview {
+			if err := s.publishReview(ctx, &res, as, changes, message, req.Review); err != nil {
+				return PublishResult{}, err
+			}
+		}
+	}
+	settled := append(append([]string{}, res.Published...), res.TookTheirs...)
+	verb := "Published"
+	if mode == ModeReview {
+		verb = "Proposed"
+	}
+	if _, err := s.commitDraft(ctx, branch, nil, settled, verb+" "+s.names(settled, d.Head, prodTip, current)+"; they leave the draft", as.Author); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// publishCommit commits to production (and brings a clean checkout along),
+// then runs the publish hooks.
+func (s *Store) publishCommit(ctx context.Context, res *PublishResult, wt *worktreeSync, changes []repo.Change, message string, author repo.Signature) error {
+	prod := s.Production()
+	req := repo.CommitRequest{Branch: prod, Changes: changes, Message: message, Author: author}
+	cr, err := s.Publisher.Commit(ctx, req)
+	if wt != nil {
+		if err == nil {
+			err = wt.apply(cr.Commit)
+		}
+		if uerr := wt.unlock(); err == nil {
+			err = uerr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	res.Commit = &CommitRef{SHA: cr.Commit}
+	if c, ok := s.Publisher.(committer); ok {
+		res.Commit.URL = c.CommitURL(cr.Commit)
+	}
+	hooks := s.Hooks
+	if hooks == nil {
+		hooks = HooksFromEnv(s.Project.Config.Hooks.Publish)
+	}
+	res.Hooks = hooks.Notify(ctx, HookPayload{Branch: prod, Commit: cr.Commit, Published: res.Published})
+	return nil
+}
+
+// publishReview leaves a review branch from production's tip holding exactly
+// the published paths, and opens a review of it.
+func (s *Store) publishReview(ctx context.Context, res *PublishResult, as PublishAs, changes []repo.Change, message string, opt *ReviewOptions) error {
+	prod := s.Production()
+	stamp := time.Now().UTC().Format("20060102-150405")
+	var name string
+	for i := 1; ; i++ {
+		name = ReviewPrefix + Key(as.Identity) + "-" + stamp
+		if i > 1 {
+			name += fmt.Sprintf("-%d", i)
+		}
+		_, exists, err := s.Project.Git.Head(name)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			break
+		}
+	}
+	_, err := s.Publisher.Commit(ctx, repo.CommitRequest{Branch: name, From: prod, Changes: changes,
+		Message: strings.TrimRight(message, "\n") + "\n\n" + ParentTrailer + ": " + prod + "\n", Author: as.Author})
+	if err != nil {
+		return err
+	}
+	rr := ReviewRequest{Head: name, Base: prod, Title: strings.SplitN(message, "\n", 2)[0]}
+	if opt != nil {
+		if opt.Title != "" {
+			rr.Title = opt.Title
+		}
+		rr.Body, rr.Labels, rr.Reviewers, rr.Draft = opt.Body, opt.Labels, opt.Reviewers, opt.Draft
+	}
+	rev, err := s.Publisher.OpenReview(ctx, rr)
+	if err != nil {
+		return err
+	}
+	res.Review = &ReviewRef{Number: rev.Number, URL: rev.URL, Branch: name}
+	return nil
+}
+
+// DiscardResult is DESIGN §8's discard_drafts result.
+type DiscardResult struct {
+	Branch    string   `json:"branch"`
+	Discarded []string `json:"discarded"`
+	// Remaining counts the paths left in the draft.
+	Remaining int `json:"remaining"`
+	// Deleted: nothing was left, so the draft branch was deleted.
+	Deleted bool `json:"deleted"`
+}
+
+// Discard removes paths from a draft's mine set with a forward commit; the
+// branch is deleted when nothing is left.
+func (s *Store) Discard(ctx context.Context, identity string, author repo.Signature, paths []string) (DiscardResult, error) {
+	paths, err := checkPaths(paths, "discard")
+	if err != nil {
+		return DiscardResult{}, err
+	}
+	branch := Branch(identity)
+	d, err := s.Load(branch)
+	if err != nil {
+		return DiscardResult{}, err
+	}
+	var missing []string
+	for _, p := range paths {
+		if _, ok := d.Lookup(p); !ok {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) > 0 {
+		return DiscardResult{}, errs.New(errs.InputValidationFailed, "the draft has no changes to %s", strings.Join(missing, ", ")).
+			With("paths", missing).WithFix("discard only paths listed by list_drafts")
+	}
+	prodTip, err := s.productionTip()
+	if err != nil {
+		return DiscardResult{}, err
+	}
+	if _, err := s.commitDraft(ctx, branch, nil, paths, "Discard "+s.names(paths, d.Head, prodTip, nil), author); err != nil {
+		return DiscardResult{}, err
+	}
+	after, err := s.Load(branch)
+	if err != nil {
+		return DiscardResult{}, err
+	}
+	return DiscardResult{Branch: branch, Discarded: paths, Remaining: len(after.Mine), Deleted: !after.Exists()}, nil
+}
+
+// checkPaths cleans and de-duplicates the paths of a publish or discard.
+func checkPaths(in []string, op string) ([]string, error) {
+	if len(in) == 0 {
+		return nil, errs.New(errs.InputValidationFailed, "paths is empty: name the draft paths to %s", op).
+			WithFix("pass paths from list_drafts")
+	}
+	var out []string
+	for _, p := range in {
+		p = strings.ReplaceAll(p, `\`, "/")
+		if p == "" || path.Clean(p) != p || strings.HasPrefix(p, "/") || strings.HasPrefix(p, "../") || p == ".." {
+			return nil, errs.New(errs.InvalidPath, "%q is not a clean repository path", p).With("path", p).
+				WithFix("pass paths exactly as list_drafts shows them")
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// defaultMessage is DESIGN §5's "Publish a, b, c" / "Publish 12 documents".
+func (s *Store) defaultMessage(entries []Entry, draftHead, prodTip string, current map[string]string) string {
+	paths := make([]string, len(entries))
+	for i, e := range entries {
+		paths[i] = e.Path
+	}
+	return "Publish " + s.names(paths, draftHead, prodTip, current)
+}
+
+// names lists up to three documents by collection/slug (else path), or counts them.
+func (s *Store) names(paths []string, draftHead, prodTip string, current map[string]string) string {
+	if len(paths) > 3 {
+		return fmt.Sprintf("%d documents", len(paths))
+	}
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = p
+		dr, err := s.Project.Git.Versions(draftHead, []string{p})
+		if err != nil {
+			continue
+		}
+		e := Entry{Path: p, Version: dr[p]}
+		if coll, slug := s.identify(e, current[p]); coll != "" && slug != "" {
+			out[i] = coll + "/" + slug
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

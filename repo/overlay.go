@@ -1,0 +1,174 @@
+package repo
+
+import (
+	"io"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/graft-studio/graft/errs"
+)
+
+// Versions returns the blob SHA of each path that is a file on ref (a branch
+// or commit); paths that are missing (or not files) are left out. Trees are
+// read once per call however many paths share them.
+func (r *Repo) Versions(ref string, paths []string) (map[string]string, error) {
+	root, err := r.gitRootTree(ref)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	trees := map[plumbing.Hash][]object.TreeEntry{}
+	entries := func(h plumbing.Hash) ([]object.TreeEntry, error) {
+		if e, ok := trees[h]; ok {
+			return e, nil
+		}
+		e, err := r.gitEntries(h)
+		if err != nil {
+			return nil, err
+		}
+		trees[h] = e
+		return e, nil
+	}
+	out := make(map[string]string, len(paths))
+next:
+	for _, p := range paths {
+		segs, err := gitSplitPath(p)
+		if err != nil {
+			return nil, err
+		}
+		tree := root
+		for i, seg := range segs {
+			es, err := entries(tree)
+			if err != nil {
+				return nil, err
+			}
+			e, ok := gitFindEntry(es, seg)
+			if !ok {
+				continue next
+			}
+			last := i == len(segs)-1
+			switch {
+			case last && gitIsBlob(e.Mode) && e.Mode != filemode.Symlink:
+				out[p] = e.Hash.String()
+			case !last && e.Mode == filemode.Dir:
+				tree = e.Hash
+				continue
+			}
+			continue next
+		}
+	}
+	return out, nil
+}
+
+// CommitMessage returns the full message of a commit.
+func (r *Repo) CommitMessage(sha string) (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, err := r.repo.CommitObject(plumbing.NewHash(sha))
+	if err != nil {
+		return "", errs.New(errs.Internal, "read commit %s: %v", sha, err)
+	}
+	return c.Message, nil
+}
+
+// overlayTime is the timestamp of overlay commits: fixed, so that one overlay
+// of the same trees is always the same commit.
+var overlayTime = time.Unix(0, 0).UTC()
+
+// Overlay returns a commit whose tree is base's tree with each of paths taken
+// from top: the file top holds there, or no file when top has none. Its
+// parent is top. No ref moves: the commit is a view for reading (a draft is
+// production as it is now plus the draft's own paths, DESIGN §8). The commit
+// is deterministic (fixed author, committer and time), so asking twice writes
+// nothing new.
+func (r *Repo) Overlay(base, top string, paths []string) (string, error) {
+	baseSHA, err := r.Resolve(base)
+	if err != nil {
+		return "", err
+	}
+	topSHA, err := r.Resolve(top)
+	if err != nil {
+		return "", err
+	}
+	root, err := r.gitCommitTree(baseSHA)
+	if err != nil {
+		return "", err
+	}
+	topRoot, err := r.gitCommitTree(topSHA)
+	if err != nil {
+		return "", err
+	}
+	edits := make([]commitEdit, 0, len(paths))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, p := range paths {
+		segs, err := gitSplitPath(p)
+		if err != nil {
+			return "", err
+		}
+		e, kind, err := r.gitLookup(topRoot, segs, p)
+		if err != nil {
+			return "", err
+		}
+		if kind == gitFile {
+			edits = append(edits, commitEdit{segs: segs, blob: e.Hash, mode: e.Mode})
+		} else {
+			edits = append(edits, commitEdit{segs: segs, del: true})
+		}
+	}
+	if _, err := commitValidate(pathChanges(paths)); err != nil {
+		return "", err
+	}
+	w := &commitWriter{r: r}
+	newRoot := root
+	if len(edits) > 0 {
+		if newRoot, err = w.tree(root, edits, 0); err != nil {
+			return "", err
+		}
+	}
+	if newRoot.IsZero() {
+		if newRoot, err = w.encode(&object.Tree{}); err != nil {
+			return "", err
+		}
+	}
+	sig := object.Signature{Name: commitCommitter.Name, Email: commitCommitter.Email, When: overlayTime}
+	c := &object.Commit{Author: sig, Committer: sig, TreeHash: newRoot,
+		Message:      "graft view: " + baseSHA + " with paths of " + topSHA + "\n",
+		ParentHashes: []plumbing.Hash{plumbing.NewHash(topSHA)}}
+	h, err := w.encode(c)
+	if err != nil {
+		return "", err
+	}
+	return h.String(), nil
+}
+
+func pathChanges(paths []string) []Change {
+	out := make([]Change, len(paths))
+	for i, p := range paths {
+		out[i] = Change{Path: p}
+	}
+	return out
+}
+
+// ReadBlob returns the bytes of a blob by its SHA (a version).
+func (r *Repo) ReadBlob(version string) ([]byte, error) {
+	if !gitIsSHA(version) {
+		return nil, errs.New(errs.InputValidationFailed, "%q is not a blob SHA", version)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	blob, err := object.GetBlob(r.repo.Storer, plumbing.NewHash(version))
+	if err != nil {
+		return nil, errs.New(errs.DocumentNotFound, "no blob %s: %v", version, err).With("version", version)
+	}
+	rd, err := blob.Reader()
+	if err != nil {
+		return nil, errs.New(errs.Internal, "read blob %s: %v", version, err)
+	}
+	defer rd.Close()
+	return io.ReadAll(rd)
+}
