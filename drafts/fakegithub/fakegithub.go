@@ -2,7 +2,7 @@
 // implements the REST endpoints graft's GitHub publisher calls (Git Data API,
 // pulls, labels, commit status and check runs, app installation tokens) on top
 // of a real bare Git repository, and serves clones and fetches of that
-// repository over Git's smart HTTP protocol (the real `git http-backend`).
+// repository over Git's smart HTTP protocol (go-git's server-side upload-pack).
 //
 // Objects are written with go-git as loose objects and refs are moved with
 // graft's lock-file check-and-set, so a test can open the bare repository with
@@ -16,10 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/cgi"
 	"net/http/httptest"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,7 +24,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/format/pktline"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/plumbing/transport/server"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/graft-studio/graft/repo"
 )
@@ -45,7 +50,7 @@ const DefaultToken = "fake-token-for-tests"
 type Server struct {
 	// URL is the API base URL (also served under /api/v3, as Enterprise is).
 	URL string
-	// GitURL is the clone URL of the repository (smart HTTP, read-only).
+	// GitURL is the clone URL of the repository (smart HTTP, fetch only).
 	GitURL string
 	// Repo is the bare repository behind the fake, for checking results.
 	Repo *repo.Repo
@@ -328,8 +333,9 @@ func (s *Server) authorized(r *http.Request) bool {
 	return s.tokens[tok]
 }
 
-// serveGit serves the bare repository read-only through `git http-backend`.
-// Credentials are optional (a public repository); when given they must be valid.
+// serveGit serves the bare repository read-only over Git's smart HTTP
+// protocol (v0), with go-git's server-side upload-pack. Credentials are
+// optional (a public repository); when given they must be valid.
 func (s *Server) serveGit(w http.ResponseWriter, r *http.Request, rest string) {
 	if _, pass, ok := r.BasicAuth(); ok {
 		s.mu.Lock()
@@ -341,26 +347,50 @@ func (s *Server) serveGit(w http.ResponseWriter, r *http.Request, rest string) {
 			return
 		}
 	}
-	if strings.Contains(rest, "receive-pack") {
-		writeError(w, http.StatusForbidden, "pushes are not served by the fake")
-		return
-	}
-	gitBin, err := exec.LookPath("git")
+	ep, _ := transport.NewEndpoint("/" + Owner + "/" + Name + ".git")
+	srv := server.NewServer(bareLoader{path: s.bare})
+	sess, err := srv.NewUploadPackSession(ep, nil)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, "git is not installed")
+		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	r2 := r.Clone(r.Context())
-	r2.URL.Path = "/" + filepath.Base(s.bare) + "/" + rest
-	h := &cgi.Handler{
-		Path: gitBin,
-		Args: []string{"http-backend"},
-		Env: []string{
-			"GIT_PROJECT_ROOT=" + filepath.Dir(s.bare),
-			"GIT_HTTP_EXPORT_ALL=1",
-		},
+	defer sess.Close()
+	switch {
+	case r.Method == http.MethodGet && rest == "info/refs" && r.URL.Query().Get("service") == "git-upload-pack":
+		ar, err := sess.AdvertisedReferencesContext(r.Context())
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+		ar.Prefix = [][]byte{[]byte("# service=git-upload-pack"), pktline.Flush}
+		w.Header().Set("Content-Type", "application/x-git-upload-pack-advertisement")
+		w.Header().Set("Cache-Control", "no-cache")
+		ar.Encode(w)
+	case r.Method == http.MethodPost && rest == "git-upload-pack":
+		req := packp.NewUploadPackRequest()
+		if err := req.Decode(r.Body); err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		resp, err := sess.UploadPack(r.Context(), req)
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+		defer resp.Close()
+		w.Header().Set("Content-Type", "application/x-git-upload-pack-result")
+		resp.Encode(w)
+	default:
+		writeError(w, http.StatusForbidden, "the fake serves fetches (git-upload-pack) only")
 	}
-	h.ServeHTTP(w, r2)
+}
+
+// bareLoader opens the bare repository afresh for every session, so each
+// fetch sees the objects written since.
+type bareLoader struct{ path string }
+
+func (l bareLoader) Load(*transport.Endpoint) (storer.Storer, error) {
+	return filesystem.NewStorage(osfs.New(l.path), cache.NewObjectLRUDefault()), nil
 }
 
 func gitService(rest string, r *http.Request) string {

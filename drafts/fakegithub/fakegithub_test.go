@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -53,7 +54,7 @@ func call(t *testing.T, s *Server, method, path string, body any) (int, map[stri
 }
 
 // TestFetchThroughSmartHTTP clones and fetches the bare repository with
-// go-git through the fake's Git endpoint (the real git http-backend).
+// go-git through the fake's Git endpoint (go-git's upload-pack), with go-git and with the real git binary.
 func TestFetchThroughSmartHTTP(t *testing.T) {
 	s, seed := newServer(t)
 	dst := t.TempDir()
@@ -77,6 +78,13 @@ func TestFetchThroughSmartHTTP(t *testing.T) {
 	}
 	if _, err := g.CommitObject(plumbing.NewHash(res.Commit)); err != nil {
 		t.Fatalf("fetched commit missing: %v", err)
+	}
+	// The real git binary clones through it too.
+	if gitBin, err := exec.LookPath("git"); err == nil {
+		out, err := exec.Command(gitBin, "clone", "--bare", "-q", s.GitURL, filepath.Join(t.TempDir(), "c.git")).CombinedOutput()
+		if err != nil {
+			t.Errorf("git clone: %v\n%s", err, out)
+		}
 	}
 	// Wrong credentials are refused.
 	_, err = git.PlainClone(t.TempDir(), true, &git.CloneOptions{URL: s.GitURL,
