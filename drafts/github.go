@@ -1,0 +1,731 @@
+package drafts
+
+import (
+	"context"
+	"encoding/base64"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/google/go-github/v66/github"
+
+	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/repo"
+)
+
+// GitHubOptions configures NewGitHub. Only Local is required; everything
+// else has a default or is looked up as a setting (environment, the
+// project's .env, ~/.config/graft/credentials).
+type GitHubOptions struct {
+	// Repo is "owner/name" (graft.yaml github.repo); "" reads GRAFT_GITHUB_REPO.
+	Repo string
+	// Local is the project's clone, a cache of GitHub refreshed by fetch.
+	Local *repo.Repo
+	// ProjectDir is where the project's .env is looked for ("" = nowhere).
+	ProjectDir string
+	// APIURL is the API base URL; "" reads GRAFT_GITHUB_API_URL, and without
+	// it api.github.com is used. A GitHub Enterprise URL gets /api/v3/.
+	APIURL string
+	// GitURL is where the local cache fetches from; by default the
+	// repository's https clone URL on the host of APIURL.
+	GitURL string
+	// Getenv reads the environment (default os.Getenv).
+	Getenv func(string) string
+	// CredentialFiles replaces the files looked in after the environment
+	// (default: ProjectDir/.env, then ~/.config/graft/credentials).
+	CredentialFiles []string
+	// Transport is the HTTP transport under auth and retries (default
+	// http.DefaultTransport).
+	Transport http.RoundTripper
+	// Retry bounds retries of API calls.
+	Retry RetryPolicy
+	// MaxCommitAttempts bounds how often a commit is rebuilt because the
+	// branch moved on GitHub (default 10).
+	MaxCommitAttempts int
+	// Logf, when set, receives warnings (a fetch that failed after an
+	// acknowledged write). It never receives a credential.
+	Logf func(format string, args ...any)
+}
+
+// GitHub is the Publisher that moves branches on GitHub through its REST
+// API (Git Data API with fast-forward-only ref updates, Pulls API) and keeps
+// the local repository as a cache refreshed by fetch (see docs/github.md).
+type GitHub struct {
+	owner, name string
+	local       *repo.Repo
+	gitURL      string
+	client      *github.Client
+	auth        *authTransport
+	retry       *retryTransport
+	maxAttempts int
+	logf        func(format string, args ...any)
+
+	cache *localCache
+
+	branchMu    sync.Mutex
+	branchLocks map[string]*sync.Mutex
+}
+
+// NewGitHub returns the GitHub publisher of a repository. It sends nothing:
+// a missing credential fails only the calls that need one, with
+// ENV_VAR_MISSING naming the variable. A missing repository is
+// ENV_VAR_MISSING (GRAFT_GITHUB_REPO) and a malformed one CONFIG_INVALID.
+func NewGitHub(opts GitHubOptions) (*GitHub, error) {
+	if opts.Local == nil {
+		return nil, errs.New(errs.Internal, "the GitHub publisher needs the local repository")
+	}
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	files := opts.CredentialFiles
+	if files == nil {
+		files = defaultCredentialFiles(opts.ProjectDir)
+	}
+	creds := &credentials{getenv: getenv, files: files}
+	full := opts.Repo
+	if full == "" {
+		v, ok := creds.lookup(EnvGitHubRepo)
+		if !ok {
+			return nil, errs.New(errs.EnvVarMissing, "no GitHub repository is configured").With("variable", EnvGitHubRepo).
+				WithFix("Set github.repo in graft.yaml or %s to owner/name.", EnvGitHubRepo)
+		}
+		full = v
+	}
+	owner, name, ok := strings.Cut(full, "/")
+	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
+		return nil, errs.New(errs.ConfigInvalid, "GitHub repository %q is not owner/name", full).With("repo", full).
+			WithFix("Write the repository as owner/name, e.g. octo-org/website.")
+	}
+	name = strings.TrimSuffix(name, ".git")
+	apiURL := opts.APIURL
+	if apiURL == "" {
+		apiURL, _ = creds.lookup(EnvGitHubAPIURL)
+	}
+	policy := opts.Retry.withDefaults()
+	base := opts.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	now := time.Now
+	exchangeRetry := &retryTransport{next: jwtTransport{next: base}, policy: policy, sleep: sleepContext, now: now}
+	auth := &authTransport{next: base, creds: creds, now: now}
+	retry := &retryTransport{next: auth, policy: policy, sleep: sleepContext, now: now}
+	client := github.NewClient(&http.Client{Transport: retry})
+	exchange := github.NewClient(&http.Client{Transport: exchangeRetry})
+	gitURL := opts.GitURL
+	if apiURL != "" {
+		var err error
+		if client, err = client.WithEnterpriseURLs(apiURL, apiURL); err != nil {
+			return nil, errs.New(errs.ConfigInvalid, "%s %q is not a URL: %v", EnvGitHubAPIURL, apiURL, err).
+				With("variable", EnvGitHubAPIURL)
+		}
+		exchange, _ = exchange.WithEnterpriseURLs(apiURL, apiURL)
+		if gitURL == "" {
+			u := *client.BaseURL
+			u.Path = "/" + owner + "/" + name + ".git"
+			gitURL = u.String()
+		}
+	}
+	if gitURL == "" {
+		gitURL = "https://github.com/" + owner + "/" + name + ".git"
+	}
+	auth.exchange = exchange
+	attempts := opts.MaxCommitAttempts
+	if attempts <= 0 {
+		attempts = 10
+	}
+	logf := opts.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	g := &GitHub{
+		owner: owner, name: name, local: opts.Local, gitURL: gitURL,
+		client: client, auth: auth, retry: retry, maxAttempts: attempts, logf: logf,
+		branchLocks: map[string]*sync.Mutex{},
+	}
+	g.cache = &localCache{local: opts.Local, url: gitURL, token: auth.peekToken}
+	return g, nil
+}
+
+// Name returns "github".
+func (g *GitHub) Name() string { return "github" }
+
+// Repository returns "owner/name".
+func (g *GitHub) Repository() string { return g.owner + "/" + g.name }
+
+func (g *GitHub) branchLock(branch string) *sync.Mutex {
+	g.branchMu.Lock()
+	defer g.branchMu.Unlock()
+	m := g.branchLocks[branch]
+	if m == nil {
+		m = &sync.Mutex{}
+		g.branchLocks[branch] = m
+	}
+	return m
+}
+
+// getRef returns the commit a branch points at on GitHub ("" when it does not exist).
+func (g *GitHub) getRef(ctx context.Context, branch string) (string, error) {
+	ref, resp, err := g.client.Git.GetRef(ctx, g.owner, g.name, "heads/"+branch)
+	if statusOf(resp) == http.StatusNotFound {
+		return "", nil
+	}
+	if err != nil {
+		return "", remoteError("read branch "+branch, resp, err)
+	}
+	return ref.GetObject().GetSHA(), nil
+}
+
+// commitInfo returns the tree and first parent of a commit, from the local
+// cache when it has the commit, else from the API.
+func (g *GitHub) commitInfo(ctx context.Context, sha string) (tree, parent string, err error) {
+	if tree, parent, ok := g.cache.commitInfo(sha); ok {
+		return tree, parent, nil
+	}
+	c, resp, err := g.client.Git.GetCommit(ctx, g.owner, g.name, sha)
+	if err != nil {
+		return "", "", remoteError("read commit "+sha, resp, err)
+	}
+	if len(c.Parents) > 0 {
+		parent = c.Parents[0].GetSHA()
+	}
+	return c.GetTree().GetSHA(), parent, nil
+}
+
+// Commit applies a change set to a branch on GitHub (repo.CommitRequest
+// semantics): it reads the branch (or From when the branch does not exist),
+// checks every Base against that tip, creates the blobs that cannot travel
+// inline, a tree on the tip's tree, a commit (author = req.Author, committer
+// graft), and moves the ref with a fast-forward-only update (or creates it).
+// When the branch moved meanwhile, the change is rebuilt on the new tip and
+// the bases are checked again, at most MaxCommitAttempts times; the ref is
+// never force-updated. A ref write that failed without an answer is settled
+// by reading the ref again. The write is acknowledged (nil error) only once
+// GitHub's ref points at the new commit; then the commit is fetched into the
+// local repository (a failed fetch is logged, it does not fail the write).
+// Versions are the blob SHAs, computed locally (they equal GitHub's).
+func (g *GitHub) Commit(ctx context.Context, req repo.CommitRequest) (repo.CommitResult, error) {
+	for _, b := range []string{req.Branch, req.From} {
+		if b != "" && !validBranch(b) {
+			return repo.CommitResult{}, errs.New(errs.BranchInvalid, "%q is not a valid branch name", b).With("branch", b).
+				WithFix("Use lower-case kebab segments joined by '/', e.g. preview/spring-launch.")
+		}
+	}
+	if req.Branch == "" {
+		return repo.CommitResult{}, errs.New(errs.BranchInvalid, "no branch to commit to")
+	}
+	if err := validateChanges(req.Changes); err != nil {
+		return repo.CommitResult{}, err
+	}
+	bl := g.branchLock(req.Branch)
+	bl.Lock()
+	defer bl.Unlock()
+
+	changes := req.Changes
+	var pending *ambiguousWrite
+	for attempt := 0; attempt < g.maxAttempts; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return repo.CommitResult{}, errs.New(errs.RemoteStoreFailed, "commit to %s cancelled: %v", req.Branch, err).
+				With("branch", req.Branch)
+		}
+		tip, err := g.getRef(ctx, req.Branch)
+		if err != nil {
+			return repo.CommitResult{}, err
+		}
+		if pending != nil && tip != "" && g.cache.contains(ctx, req.Branch, tip, pending.result.Commit) {
+			// An earlier try landed although its answer was lost, and the
+			// branch has moved on from it since.
+			g.refresh(ctx, req.Branch, tip)
+			return pending.result, nil
+		}
+		start := tip
+		if tip == "" && req.From != "" {
+			if start, err = g.getRef(ctx, req.From); err != nil {
+				return repo.CommitResult{}, err
+			}
+			if start == "" {
+				return repo.CommitResult{}, errs.New(errs.BranchNotFound, "branch %q does not exist on GitHub", req.From).
+					With("branch", req.From).WithFix("Create %s first, or commit from an existing branch.", req.From)
+			}
+		}
+		if attempt > 0 && req.Rebuild != nil {
+			g.refresh(ctx, req.Branch, tip) // Rebuild reads the new tip locally
+			if changes, err = req.Rebuild(start); err != nil {
+				return repo.CommitResult{}, err
+			}
+			if err := validateChanges(changes); err != nil {
+				return repo.CommitResult{}, err
+			}
+		}
+		startBranch := req.Branch
+		if tip == "" {
+			startBranch = req.From
+		}
+		res, landed, err := g.commitOnce(ctx, req, changes, tip, start, startBranch)
+		if err != nil {
+			return repo.CommitResult{}, err
+		}
+		switch landed {
+		case refLanded:
+			g.refresh(ctx, req.Branch, res.Commit)
+			return res, nil
+		case refAmbiguous:
+			pending = &ambiguousWrite{result: res}
+		}
+	}
+	return repo.CommitResult{}, errs.New(errs.ContentConflict, "branch %s kept moving on GitHub; gave up after %d attempts", req.Branch, g.maxAttempts).
+		With("branch", req.Branch).With("reason", "retries-exhausted").
+		WithFix("Other writers are committing to %s right now; read the documents again and retry.", req.Branch)
+}
+
+// ambiguousWrite remembers a commit whose ref update got no answer.
+type ambiguousWrite struct{ result repo.CommitResult }
+
+// refOutcome says what became of a ref write.
+type refOutcome int
+
+const (
+	refLanded    refOutcome = iota // the ref points at the new commit
+	refMoved                       // the ref moved under us: rebuild
+	refAmbiguous                   // no answer, and the ref holds neither value now
+)
+
+// commitOnce builds one commit on start and tries to move the branch from tip to it.
+func (g *GitHub) commitOnce(ctx context.Context, req repo.CommitRequest, changes []repo.Change, tip, start, startBranch string) (repo.CommitResult, refOutcome, error) {
+	tree, startParent := "", ""
+	if start != "" {
+		g.cache.ensure(ctx, startBranch, start) // reads below are local when the cache has start
+		var err error
+		if tree, startParent, err = g.commitInfo(ctx, start); err != nil {
+			return repo.CommitResult{}, 0, err
+		}
+	}
+	lookup := g.newLookup(ctx, tree)
+	versions := map[string]string{}
+	var entries []*github.TreeEntry
+	for _, c := range changes {
+		cur, err := lookup.file(c.Path)
+		if err != nil {
+			return repo.CommitResult{}, 0, err
+		}
+		if !c.Base.Check(cur.sha) {
+			return repo.CommitResult{}, 0, errs.New(errs.ContentConflict, "%s changed since the version you read", c.Path).
+				With("path", c.Path).With("currentVersion", cur.sha).With("baseVersion", c.Base.Version).
+				WithFix("Read %s again (version %s), merge your change and retry with that version.", c.Path, showVersion(cur.sha))
+		}
+		if c.Delete {
+			versions[c.Path] = ""
+			if cur.sha != "" {
+				entries = append(entries, &github.TreeEntry{Path: github.String(c.Path), Mode: github.String(cur.mode), Type: github.String("blob")})
+			}
+			continue
+		}
+		sha := plumbing.ComputeHash(plumbing.BlobObject, c.Content).String()
+		versions[c.Path] = sha
+		mode := "100644"
+		if cur.mode == "100755" {
+			mode = "100755"
+		}
+		if sha == cur.sha && mode == cur.mode {
+			continue
+		}
+		e := &github.TreeEntry{Path: github.String(c.Path), Mode: github.String(mode), Type: github.String("blob")}
+		if utf8.Valid(c.Content) && !strings.ContainsRune(string(c.Content), 0) {
+			e.Content = github.String(string(c.Content)) // GitHub writes the blob itself
+		} else {
+			blob, resp, err := g.client.Git.CreateBlob(ctx, g.owner, g.name, &github.Blob{
+				Content: github.String(base64.StdEncoding.EncodeToString(c.Content)), Encoding: github.String("base64")})
+			if err != nil {
+				return repo.CommitResult{}, 0, remoteError("create blob for "+c.Path, resp, err)
+			}
+			if blob.GetSHA() != sha {
+				return repo.CommitResult{}, 0, errs.New(errs.RemoteStoreFailed, "GitHub stored %s as blob %s, expected %s", c.Path, blob.GetSHA(), sha).
+					With("path", c.Path)
+			}
+			e.SHA = github.String(sha)
+		}
+		entries = append(entries, e)
+	}
+	if len(entries) == 0 && tip != "" {
+		return repo.CommitResult{Commit: tip, Parent: startParent, Versions: versions, Unchanged: true}, refLanded, nil
+	}
+	newTree := tree
+	if len(entries) > 0 || tree == "" {
+		t, resp, err := g.client.Git.CreateTree(ctx, g.owner, g.name, tree, entries)
+		if err != nil {
+			return repo.CommitResult{}, 0, remoteError("create tree", resp, err)
+		}
+		newTree = t.GetSHA()
+	}
+	if newTree == tree && tip != "" {
+		return repo.CommitResult{Commit: tip, Parent: startParent, Versions: versions, Unchanged: true}, refLanded, nil
+	}
+	when := github.Timestamp{Time: time.Now().Truncate(time.Second)}
+	author := req.Author
+	if author.Name == "" && author.Email == "" {
+		author = repo.Signature{Name: "graft", Email: "graft@graft.invalid"}
+	}
+	msg := req.Message
+	if !strings.HasSuffix(msg, "\n") {
+		msg += "\n"
+	}
+	nc := &github.Commit{
+		Message:   github.String(msg),
+		Tree:      &github.Tree{SHA: github.String(newTree)},
+		Author:    &github.CommitAuthor{Name: github.String(author.Name), Email: github.String(author.Email), Date: &when},
+		Committer: &github.CommitAuthor{Name: github.String("graft"), Email: github.String("graft@graft.invalid"), Date: &when},
+	}
+	if start != "" {
+		nc.Parents = []*github.Commit{{SHA: github.String(start)}}
+	}
+	made, resp, err := g.client.Git.CreateCommit(ctx, g.owner, g.name, nc, nil)
+	if err != nil {
+		return repo.CommitResult{}, 0, remoteError("create commit", resp, err)
+	}
+	res := repo.CommitResult{Commit: made.GetSHA(), Parent: start, Versions: versions}
+	outcome, err := g.moveRef(ctx, req.Branch, tip, res.Commit)
+	return res, outcome, err
+}
+
+// moveRef moves branch from old ("" = create it) to new, fast-forward only.
+// A write that got no answer (5xx, a lost connection) is settled by reading
+// the ref again: our commit → landed; the old value → try again; anything
+// else → refAmbiguous (the caller looks for our commit in the new history).
+func (g *GitHub) moveRef(ctx context.Context, branch, old, new string) (refOutcome, error) {
+	for try := 0; try < 3; try++ {
+		var resp *github.Response
+		var err error
+		if old == "" {
+			_, resp, err = g.client.Git.CreateRef(ctx, g.owner, g.name, &github.Reference{
+				Ref: github.String("refs/heads/" + branch), Object: &github.GitObject{SHA: github.String(new)}})
+		} else {
+			_, resp, err = g.client.Git.UpdateRef(ctx, g.owner, g.name, &github.Reference{
+				Ref: github.String("refs/heads/" + branch), Object: &github.GitObject{SHA: github.String(new)}}, false)
+		}
+		status := statusOf(resp)
+		switch {
+		case err == nil:
+			return refLanded, nil
+		case status == http.StatusUnprocessableEntity || status == http.StatusConflict:
+			cur, rerr := g.getRef(ctx, branch)
+			if rerr != nil {
+				return 0, rerr
+			}
+			if cur == new {
+				return refLanded, nil
+			}
+			if cur == old && old == "" {
+				// Creating the ref failed although no branch exists: its name clashes.
+				return 0, errs.New(errs.BranchExists, "GitHub refused to create branch %q", branch).With("branch", branch).
+					With("githubMessage", githubMessage(err)).
+					WithFix("Pick a name that is not a prefix (folder) of another branch, nor inside one.")
+			}
+			return refMoved, nil
+		case status == 0 && ctx.Err() == nil, status >= 500:
+			cur, rerr := g.getRef(ctx, branch)
+			if rerr != nil {
+				return 0, errs.New(errs.RemoteStoreFailed, "GitHub: moving %s got no answer, and the branch cannot be read back", branch).
+					With("branch", branch).With("ambiguous", true).With("status", status).
+					WithFix("The write may or may not have landed: read the document again before retrying.")
+			}
+			switch cur {
+			case new:
+				return refLanded, nil
+			case old:
+				continue
+			}
+			return refAmbiguous, nil
+		default:
+			return 0, remoteError("move branch "+branch, resp, err)
+		}
+	}
+	return 0, errs.New(errs.RemoteStoreFailed, "GitHub: moving %s kept failing without an answer", branch).
+		With("branch", branch).With("endpoint", "PATCH /repos/"+g.owner+"/"+g.name+"/git/refs/heads/"+branch).
+		WithFix("GitHub is failing; retry later.")
+}
+
+func githubMessage(err error) string {
+	if er, ok := err.(*github.ErrorResponse); ok {
+		msg := er.Message
+		for _, e := range er.Errors {
+			if e.Message != "" {
+				msg += ": " + e.Message
+			}
+		}
+		return msg
+	}
+	return ""
+}
+
+// refresh brings a branch's new commit into the local repository. A failure
+// is logged: the write is on GitHub, and the next Sync repairs the cache.
+func (g *GitHub) refresh(ctx context.Context, branch, commit string) {
+	if commit == "" {
+		return
+	}
+	if err := g.cache.fetch(ctx, []string{branch}); err != nil {
+		g.logf("graft: GitHub write to %s acknowledged, but fetching it into the local repository failed: %v", branch, err)
+	}
+}
+
+// DeleteBranch deletes a branch on GitHub if it still points at expected
+// ("" = whatever it points at), then locally. BRANCH_NOT_FOUND when it does
+// not exist; COMMIT_FAILED with details.reason "ref-moved" when it moved
+// (repo.IsRefMoved). GitHub has no conditional delete, so the check and the
+// delete are two calls; a branch that moves in between is still deleted.
+func (g *GitHub) DeleteBranch(ctx context.Context, name, expected string) error {
+	if !validBranch(name) {
+		return errs.New(errs.BranchInvalid, "%q is not a valid branch name", name).With("branch", name)
+	}
+	bl := g.branchLock(name)
+	bl.Lock()
+	defer bl.Unlock()
+	cur, err := g.getRef(ctx, name)
+	if err != nil {
+		return err
+	}
+	if cur == "" {
+		return errs.New(errs.BranchNotFound, "branch %q does not exist on GitHub", name).With("branch", name).
+			WithFix("List the branches and use one of them.")
+	}
+	if expected != "" && cur != expected {
+		return errs.New(errs.CommitFailed, "branch %s moved: expected %s, found %s", name, expected, cur).
+			With("reason", "ref-moved").With("ref", "refs/heads/"+name).With("expected", expected).With("current", cur).
+			WithFix("Read the branch again and retry with its current value.")
+	}
+	resp, err := g.client.Git.DeleteRef(ctx, g.owner, g.name, "heads/"+name)
+	if err != nil {
+		// No answer, or "does not exist": settle by reading the ref again.
+		if now, rerr := g.getRef(ctx, name); rerr != nil || now != "" {
+			return remoteError("delete branch "+name, resp, err)
+		}
+	}
+	if local, ok, _ := g.local.Head(name); ok {
+		g.local.UpdateRef("refs/heads/"+name, local, "")
+	}
+	return nil
+}
+
+// OpenReview opens a pull request from head into base (a draft when asked),
+// then adds its labels (Issues API) and requests its reviewers ("org/team"
+// names a team). When a pull request from head into base is open already,
+// it is reused. If the labels or reviewers cannot be added, the review is
+// returned together with a REMOTE_STORE_FAILED error (details.number): the
+// pull request exists.
+func (g *GitHub) OpenReview(ctx context.Context, req ReviewRequest) (Review, error) {
+	pr, resp, err := g.client.PullRequests.Create(ctx, g.owner, g.name, &github.NewPullRequest{
+		Title: github.String(req.Title), Head: github.String(req.Head), Base: github.String(req.Base),
+		Body: github.String(req.Body), Draft: github.Bool(req.Draft),
+	})
+	if statusOf(resp) == http.StatusUnprocessableEntity && strings.Contains(githubMessage(err), "already exists") {
+		// A retried create whose first answer was lost, or a review opened before.
+		prs, lresp, lerr := g.client.PullRequests.List(ctx, g.owner, g.name, &github.PullRequestListOptions{
+			State: "open", Head: g.owner + ":" + req.Head, Base: req.Base})
+		if lerr != nil {
+			return Review{}, remoteError("find the open pull request of "+req.Head, lresp, lerr)
+		}
+		if len(prs) > 0 {
+			pr, err = prs[0], nil
+		}
+	}
+	if err != nil {
+		return Review{}, remoteError("open a pull request from "+req.Head, resp, err)
+	}
+	rv := g.review(ctx, pr)
+	n := pr.GetNumber()
+	if len(req.Labels) > 0 {
+		if _, resp, err := g.client.Issues.AddLabelsToIssue(ctx, g.owner, g.name, n, req.Labels); err != nil {
+			return rv, reviewPartial(remoteError("label pull request", resp, err), rv)
+		}
+	}
+	var users, teams []string
+	for _, r := range req.Reviewers {
+		if _, team, ok := strings.Cut(r, "/"); ok {
+			teams = append(teams, team)
+		} else {
+			users = append(users, strings.TrimPrefix(r, "@"))
+		}
+	}
+	if len(users)+len(teams) > 0 {
+		if _, resp, err := g.client.PullRequests.RequestReviewers(ctx, g.owner, g.name, n,
+			github.ReviewersRequest{Reviewers: users, TeamReviewers: teams}); err != nil {
+			return rv, reviewPartial(remoteError("request reviewers", resp, err), rv)
+		}
+	}
+	return rv, nil
+}
+
+func reviewPartial(err error, rv Review) error {
+	if e, ok := errs.As(err); ok {
+		e.With("number", rv.Number).With("url", rv.URL)
+		e.Message += " (pull request #" + strconv.Itoa(rv.Number) + " was opened)"
+	}
+	return err
+}
+
+// review describes a pull request, with the state of its head's checks.
+func (g *GitHub) review(ctx context.Context, pr *github.PullRequest) Review {
+	state := pr.GetState()
+	if pr.GetDraft() && state == "open" {
+		state = "draft"
+	}
+	return Review{Number: pr.GetNumber(), URL: pr.GetHTMLURL(), Title: pr.GetTitle(), State: state,
+		Checks: g.checks(ctx, pr.GetHead().GetSHA()), Head: pr.GetHead().GetRef()}
+}
+
+// checks sums up a commit's commit statuses and check runs: "none" when
+// there are none, "failure" when any failed, "pending" when any is still
+// running, else "success" ("unknown" when GitHub could not be asked).
+func (g *GitHub) checks(ctx context.Context, sha string) string {
+	if sha == "" {
+		return "unknown"
+	}
+	st, _, err := g.client.Repositories.GetCombinedStatus(ctx, g.owner, g.name, sha, nil)
+	if err != nil {
+		return "unknown"
+	}
+	runs, _, err := g.client.Checks.ListCheckRunsForRef(ctx, g.owner, g.name, sha, &github.ListCheckRunsOptions{
+		ListOptions: github.ListOptions{PerPage: 100}})
+	if err != nil {
+		return "unknown"
+	}
+	total := st.GetTotalCount() + runs.GetTotal()
+	if total == 0 {
+		return "none"
+	}
+	failed, pending := false, false
+	if st.GetTotalCount() > 0 {
+		switch st.GetState() {
+		case "failure", "error":
+			failed = true
+		case "pending":
+			pending = true
+		}
+	}
+	for _, r := range runs.CheckRuns {
+		if r.GetStatus() != "completed" {
+			pending = true
+			continue
+		}
+		switch r.GetConclusion() {
+		case "failure", "timed_out", "cancelled", "action_required", "startup_failure":
+			failed = true
+		}
+	}
+	switch {
+	case failed:
+		return "failure"
+	case pending:
+		return "pending"
+	}
+	return "success"
+}
+
+// ListReviews lists the open pull requests of the repository whose head
+// branch (in this repository) starts with prefix, by number, with the state
+// of their checks.
+func (g *GitHub) ListReviews(ctx context.Context, prefix string) ([]Review, error) {
+	opts := &github.PullRequestListOptions{State: "open", ListOptions: github.ListOptions{PerPage: 100}}
+	out := []Review{}
+	for {
+		prs, resp, err := g.client.PullRequests.List(ctx, g.owner, g.name, opts)
+		if err != nil {
+			return nil, remoteError("list pull requests", resp, err)
+		}
+		for _, pr := range prs {
+			head := pr.GetHead()
+			if !strings.HasPrefix(head.GetRef(), prefix) {
+				continue
+			}
+			if full := head.GetRepo().GetFullName(); full != "" && !strings.EqualFold(full, g.Repository()) {
+				continue // a fork's branch of the same name
+			}
+			out = append(out, g.review(ctx, pr))
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opts.Page = resp.NextPage
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Number < out[j].Number })
+	return out, nil
+}
+
+// Sync fetches every branch of the GitHub repository into the local
+// repository and moves each local branch to GitHub's value (a local branch
+// that already holds GitHub's commit in its history is left alone; local
+// branches that GitHub does not have are kept).
+func (g *GitHub) Sync(ctx context.Context) error {
+	if err := g.cache.fetch(ctx, nil); err != nil {
+		return errs.New(errs.RemoteStoreFailed, "fetch from GitHub failed: %s", scrub(err.Error())).
+			With("endpoint", "GIT upload-pack").With("status", 0).
+			WithFix("Check the network and the credentials, then retry.")
+	}
+	return nil
+}
+
+// validBranch reports whether name is a valid branch name.
+func validBranch(name string) bool {
+	return name != "" && !strings.HasSuffix(name, "/") && plumbing.NewBranchReferenceName(name).Validate() == nil
+}
+
+// validateChanges checks the paths of a change set as repo.Repo.Commit does.
+func validateChanges(changes []repo.Change) error {
+	paths := make([]string, 0, len(changes))
+	for _, c := range changes {
+		if _, err := splitPath(c.Path); err != nil {
+			return err
+		}
+		paths = append(paths, c.Path)
+	}
+	sort.Strings(paths)
+	for i := 1; i < len(paths); i++ {
+		if paths[i] == paths[i-1] || strings.HasPrefix(paths[i], paths[i-1]+"/") {
+			return errs.New(errs.InputValidationFailed, "the changes touch %q and %q", paths[i-1], paths[i]).
+				With("path", paths[i]).WithFix("Send each path once, and not a path together with a path inside it.")
+		}
+	}
+	return nil
+}
+
+// splitPath validates a file path (INVALID_PATH) and returns its segments.
+func splitPath(path string) ([]string, error) {
+	bad := func(why string) error {
+		return errs.New(errs.InvalidPath, "path %q is not allowed: %s", path, why).With("path", path).
+			WithFix("Use a relative path with '/' separators, no '..', '.', empty or '.git' segments.")
+	}
+	switch {
+	case path == "":
+		return nil, bad("it is empty")
+	case strings.IndexByte(path, 0) >= 0:
+		return nil, bad("it contains a NUL byte")
+	case strings.HasPrefix(path, "/"):
+		return nil, bad("it is absolute")
+	}
+	segs := strings.Split(path, "/")
+	for _, s := range segs {
+		switch {
+		case s == "":
+			return nil, bad("it has an empty segment")
+		case s == "." || s == "..":
+			return nil, bad("it has a '" + s + "' segment")
+		case strings.EqualFold(s, ".git"):
+			return nil, bad("it has a '.git' segment")
+		}
+	}
+	return segs, nil
+}
+
+func showVersion(v string) string {
+	if v == "" {
+		return "(none)"
+	}
+	return v
+}

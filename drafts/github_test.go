@@ -1,0 +1,594 @@
+package drafts
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/graft-studio/graft/drafts/fakegithub"
+	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/repo"
+)
+
+// ghEnv is a GitHub publisher on a fake GitHub, with its local cache.
+type ghEnv struct {
+	pub   *GitHub
+	fake  *fakegithub.Server
+	local *repo.Repo
+	waits *waitLog
+}
+
+// waitLog records the waits of the retry transport instead of sleeping.
+type waitLog struct {
+	mu    sync.Mutex
+	waits []time.Duration
+}
+
+func (w *waitLog) sleep(_ context.Context, d time.Duration) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.waits = append(w.waits, d)
+	return nil
+}
+
+func (w *waitLog) all() []time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]time.Duration(nil), w.waits...)
+}
+
+// newGHEnv seeds a bare "GitHub" repository, serves it with the fake and
+// returns a publisher whose local cache is an empty repository filled by Sync.
+// env holds the settings the publisher sees (nil: a valid token).
+func newGHEnv(t *testing.T, env map[string]string) *ghEnv {
+	t.Helper()
+	remote := filepath.Join(t.TempDir(), "site.git")
+	r, err := repo.InitRepo(remote, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seedSuite(t, r)
+	local, err := repo.InitRepo(filepath.Join(t.TempDir(), "local.git"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &ghEnv{fake: fakegithub.New(t, remote), local: local, waits: &waitLog{}}
+	e.pub = e.publisher(t, env)
+	if err := e.pub.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// publisher returns a new publisher on the env's fake and local cache.
+func (e *ghEnv) publisher(t *testing.T, env map[string]string) *GitHub {
+	t.Helper()
+	if env == nil {
+		env = map[string]string{EnvGitHubToken: fakegithub.DefaultToken}
+	}
+	pub, err := NewGitHub(GitHubOptions{
+		Repo: fakegithub.Owner + "/" + fakegithub.Name, Local: e.local,
+		APIURL: e.fake.URL, GitURL: e.fake.GitURL,
+		Getenv:          func(k string) string { return env[k] },
+		CredentialFiles: []string{},
+		Retry:           RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: 4 * time.Millisecond, RequestTimeout: 2 * time.Second},
+		Logf:            t.Logf,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub.retry.sleep = e.waits.sleep
+	return pub
+}
+
+func TestGitHubPublisher(t *testing.T) {
+	testPublisher(t, func(t *testing.T) (Publisher, *repo.Repo) {
+		e := newGHEnv(t, nil)
+		return e.pub, e.fake.Repo
+	})
+}
+
+// TestGitHubLocalCache: after a write is acknowledged, the local repository
+// holds it (fetched through the fake's smart HTTP endpoint); Sync brings in
+// a commit made on GitHub by someone else.
+func TestGitHubLocalCache(t *testing.T) {
+	ctx := context.Background()
+	e := newGHEnv(t, nil)
+	if head(t, e.local, "main") != head(t, e.fake.Repo, "main") {
+		t.Fatal("Sync did not mirror main")
+	}
+	res, err := e.pub.Commit(ctx, repo.CommitRequest{Branch: "graft-studio/drafts/ada", From: "main", Message: "x",
+		Changes: []repo.Change{{Path: "content/posts/x.md", Content: []byte("x\n")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, v := readAt(t, e.local, "graft-studio/drafts/ada", "content/posts/x.md"); got != "x\n" || v != res.Versions["content/posts/x.md"] {
+		t.Errorf("local cache reads %q %s", got, v)
+	}
+	// Someone merges on GitHub: the cache follows after Sync.
+	other, err := e.fake.Repo.Commit(ctx, repo.CommitRequest{Branch: "main", Message: "merged elsewhere",
+		Changes: []repo.Change{{Path: "content/posts/merged.md", Content: []byte("m\n")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.pub.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if head(t, e.local, "main") != other.Commit {
+		t.Error("Sync did not bring main forward")
+	}
+	// A failed fetch does not fail the acknowledged write.
+	e.fake.Fault("", "/"+fakegithub.Owner+"/"+fakegithub.Name+".git/", fakegithub.Fault{Status: 500})
+	res2, err := e.pub.Commit(ctx, repo.CommitRequest{Branch: "main", Message: "y",
+		Changes: []repo.Change{{Path: "content/posts/y.md", Content: []byte("y\n")}}})
+	if err != nil {
+		t.Fatalf("write failed because the fetch failed: %v", err)
+	}
+	if head(t, e.fake.Repo, "main") != res2.Commit {
+		t.Error("write not on GitHub")
+	}
+	wantCode(t, e.pub.Sync(ctx), errs.RemoteStoreFailed)
+	e.fake.ClearFaults()
+	if err := e.pub.Sync(ctx); err != nil || head(t, e.local, "main") != res2.Commit {
+		t.Errorf("Sync after the fault: %v", err)
+	}
+}
+
+// TestGitHubCallsPerWrite counts the API calls of one write (docs/github.md).
+func TestGitHubCallsPerWrite(t *testing.T) {
+	ctx := context.Background()
+	e := newGHEnv(t, nil)
+	tests := []struct {
+		name    string
+		req     repo.CommitRequest
+		want    int
+		wantKey map[string]int
+	}{
+		{"text write on an existing branch", repo.CommitRequest{Branch: "main", Message: "a",
+			Changes: []repo.Change{{Path: "content/posts/a.md", Content: []byte("a\n"), Base: repo.MustNotExist}}}, 4,
+			map[string]int{"GET git/ref": 1, "POST git/trees": 1, "POST git/commits": 1, "PATCH git/refs": 1}},
+		{"three text files", repo.CommitRequest{Branch: "main", Message: "b", Changes: []repo.Change{
+			{Path: "content/posts/b1.md", Content: []byte("b\n")}, {Path: "content/posts/b2.md", Content: []byte("b\n")},
+			{Path: "content/posts/a.md", Delete: true}}}, 4, nil},
+		{"binary file", repo.CommitRequest{Branch: "main", Message: "c",
+			Changes: []repo.Change{{Path: "static/c.bin", Content: []byte{0, 1, 2, 0xff}}}}, 5,
+			map[string]int{"POST git/blobs": 1}},
+		{"new branch", repo.CommitRequest{Branch: "graft-studio/drafts/ada", From: "main", Message: "d",
+			Changes: []repo.Change{{Path: "content/posts/d.md", Content: []byte("d\n")}}}, 5,
+			map[string]int{"GET git/ref": 2, "POST git/refs": 1}},
+	}
+	for _, tt := range tests {
+		e.fake.ResetCalls()
+		res, err := e.pub.Commit(ctx, tt.req)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		calls := e.fake.Calls()
+		t.Logf("%s: %d API calls (%s)", tt.name, e.fake.APICalls(), e.fake)
+		if n := e.fake.APICalls(); n != tt.want {
+			t.Errorf("%s: %d API calls, want %d: %v", tt.name, n, tt.want, calls)
+		}
+		for k, v := range tt.wantKey {
+			if calls[k] != v {
+				t.Errorf("%s: %s = %d, want %d", tt.name, k, calls[k], v)
+			}
+		}
+		for p, v := range res.Versions {
+			if _, got := readAt(t, e.fake.Repo, tt.req.Branch, p); got != v {
+				t.Errorf("%s: %s is %q on GitHub, result says %q", tt.name, p, got, v)
+			}
+		}
+	}
+}
+
+// TestGitHubFaults injects each fault kind on each endpoint in turn during a
+// sequence of writes and counts: every acknowledged write is on the remote
+// branch, and every failure carries REMOTE_STORE_FAILED or CONTENT_CONFLICT.
+func TestGitHubFaults(t *testing.T) {
+	ctx := context.Background()
+	e := newGHEnv(t, nil)
+	rp := fakegithub.RepoPath
+	endpoints := []struct{ method, path string }{
+		{"GET", rp + "git/ref/"},
+		{"POST", rp + "git/blobs"},
+		{"POST", rp + "git/trees"},
+		{"POST", rp + "git/commits"},
+		{"POST", rp + "git/refs"},
+		{"PATCH", rp + "git/refs/"},
+		{"", "/" + fakegithub.Owner + "/" + fakegithub.Name + ".git/"},
+	}
+	kinds := []struct {
+		name  string
+		fault fakegithub.Fault
+		refs  bool // only meaningful on ref writes
+	}{
+		{"500 once", fakegithub.Fault{Status: 500, Times: 1}, false},
+		{"503 twice", fakegithub.Fault{Status: 503, Times: 2}, false},
+		{"500 after applying", fakegithub.Fault{Status: 500, After: true, Times: 1}, false},
+		{"403 secondary rate limit", fakegithub.Fault{Status: 403, RetryAfter: 2 * time.Second, Times: 1}, false},
+		{"429 rate limit", fakegithub.Fault{Status: 429, RetryAfter: time.Second, Times: 2}, false},
+		{"slow response", fakegithub.Fault{Delay: 300 * time.Millisecond, Times: 1}, false},
+		{"ref update race", fakegithub.Fault{Race: true, Times: 1}, true},
+		{"ref update race, three times", fakegithub.Fault{Race: true, Times: 3}, true},
+		{"500 always", fakegithub.Fault{Status: 500}, false},
+		{"403 rate limit always", fakegithub.Fault{Status: 403, RetryAfter: time.Second}, false},
+	}
+	type ack struct{ branch, path, version string }
+	var acked []ack
+	writes, failures, hits := 0, map[errs.Code]int{}, 0
+	uncoded := 0
+	n := 0
+	for ei, ep := range endpoints {
+		for _, k := range kinds {
+			if k.refs && !strings.Contains(ep.path, "git/refs") {
+				continue
+			}
+			e.fake.ClearFaults()
+			e.fake.Fault(ep.method, ep.path, k.fault)
+			// A new client per scenario: go-github refuses calls for the
+			// Retry-After of a secondary rate limit it saw (checked below).
+			pub := e.publisher(t, nil)
+			pub.retry.policy.RequestTimeout = 150 * time.Millisecond
+			// One write per scenario, on the endpoint's branch (created by its
+			// first scenario), or on a new branch when branch creation is faulted.
+			branch := fmt.Sprintf("graft-studio/drafts/e%d", ei)
+			if ep.method == "POST" && strings.HasSuffix(ep.path, "git/refs") {
+				branch = fmt.Sprintf("graft-studio/drafts/n%d", n)
+			}
+			began := time.Now()
+			n++
+			p := fmt.Sprintf("content/posts/f%d.md", n)
+			content := []byte(fmt.Sprintf("write %d\n", n))
+			if n%2 == 0 || strings.HasSuffix(ep.path, "git/blobs") {
+				content = append(content, 0) // binary: goes through POST git/blobs
+			}
+			writes++
+			res, err := pub.Commit(ctx, repo.CommitRequest{Branch: branch, From: "main", Message: "write " + p,
+				Changes: []repo.Change{{Path: p, Content: content, Base: repo.MustNotExist}}})
+			if err == nil {
+				acked = append(acked, ack{branch, p, res.Versions[p]})
+			} else {
+				code := errs.CodeOf(err)
+				failures[code]++
+				if testing.Verbose() {
+					t.Logf("%s %s %s: %v", ep.method, ep.path, k.name, err)
+				}
+				if code != errs.RemoteStoreFailed && code != errs.ContentConflict {
+					uncoded++
+					t.Errorf("%s %s %s: error without an actionable code: %v", ep.method, ep.path, k.name, err)
+				}
+				if strings.Contains(err.Error(), fakegithub.DefaultToken) || bytes.Contains(err.(*errs.Error).JSON(), []byte(fakegithub.DefaultToken)) {
+					t.Errorf("the token leaked into an error: %v", err)
+				}
+				if e, ok := errs.As(err); ok && code == errs.RemoteStoreFailed && e.Details["endpoint"] == nil && e.Details["branch"] == nil {
+					t.Errorf("%s: REMOTE_STORE_FAILED without endpoint details: %v", k.name, e.Details)
+				}
+			}
+			hits += e.fake.FaultHits()
+			if testing.Verbose() {
+				t.Logf("scenario %s %s %s took %v", ep.method, ep.path, k.name, time.Since(began))
+			}
+		}
+	}
+	e.fake.ClearFaults()
+	lost := 0
+	for _, a := range acked {
+		if _, v := readAt(t, e.fake.Repo, a.branch, a.path); v != a.version {
+			lost++
+			t.Errorf("acknowledged write %s on %s is not on GitHub (version %q, want %q)", a.path, a.branch, v, a.version)
+		}
+	}
+	rateWaits := 0
+	for _, w := range e.waits.all() {
+		if w >= time.Second {
+			rateWaits++
+		}
+	}
+	t.Logf("fault scenarios: %d writes, %d acknowledged, failures %v, %d faulted requests, %d acknowledged writes lost, %d failures without a code, %d Retry-After waits honoured",
+		writes, len(acked), failures, hits, lost, uncoded, rateWaits)
+	if lost != 0 || uncoded != 0 {
+		t.Fatalf("lost %d acknowledged writes, %d failures without a code", lost, uncoded)
+	}
+	if len(acked) < writes/2 || failures[errs.RemoteStoreFailed] == 0 || rateWaits == 0 || hits < writes/2 {
+		t.Errorf("the scenarios did not exercise what they should: %d/%d acknowledged, failures %v, %d hits, %d rate waits",
+			len(acked), writes, failures, hits, rateWaits)
+	}
+	// After a secondary rate limit that outlasted the retries, the client
+	// refuses further calls until Retry-After has passed, sending nothing.
+	pub := e.publisher(t, nil)
+	e.fake.Fault("GET", rp+"git/ref/", fakegithub.Fault{Status: 403, RetryAfter: time.Hour})
+	_, err := pub.Commit(ctx, repo.CommitRequest{Branch: "main", Message: "x", Changes: []repo.Change{{Path: "x.md", Content: []byte("x")}}})
+	wantCode(t, err, errs.RemoteStoreFailed)
+	e.fake.ClearFaults()
+	e.fake.ResetCalls()
+	_, err = pub.Commit(ctx, repo.CommitRequest{Branch: "main", Message: "x", Changes: []repo.Change{{Path: "x.md", Content: []byte("x")}}})
+	if d := wantCode(t, err, errs.RemoteStoreFailed).Details; d["retryAfterSeconds"] == nil || e.fake.APICalls() != 0 {
+		t.Errorf("during a secondary rate limit: details %v, %d calls sent", d, e.fake.APICalls())
+	}
+	// Nothing was ever force-updated: every branch's history holds main's seed.
+	seed := firstParents(t, e.fake.Repo, head(t, e.fake.Repo, "main"))
+	for _, b := range []string{"main", "graft-studio/drafts/e0", "graft-studio/drafts/e5"} {
+		chain := firstParents(t, e.fake.Repo, head(t, e.fake.Repo, b))
+		if chain[len(chain)-1] != seed[len(seed)-1] {
+			t.Errorf("%s lost its history", b)
+		}
+	}
+}
+
+// TestGitHubCredentials: without a token, only the calls that need one fail,
+// with ENV_VAR_MISSING naming the variable, and nothing is sent; the lookup
+// order is environment, .env, credentials file.
+func TestGitHubCredentials(t *testing.T) {
+	ctx := context.Background()
+	e := newGHEnv(t, map[string]string{}) // Sync (anonymous fetch) worked
+	e.fake.ResetCalls()
+	_, err := e.pub.Commit(ctx, repo.CommitRequest{Branch: "main", Message: "x", Changes: []repo.Change{{Path: "x.md", Content: []byte("x")}}})
+	if wantCode(t, err, errs.EnvVarMissing).Details["variable"] != EnvGitHubToken {
+		t.Errorf("details = %v", err)
+	}
+	_, err = e.pub.ListReviews(ctx, ReviewPrefix)
+	wantCode(t, err, errs.EnvVarMissing)
+	wantCode(t, e.pub.DeleteBranch(ctx, "x", ""), errs.EnvVarMissing)
+	if n := e.fake.APICalls(); n != 0 {
+		t.Errorf("%d API calls sent without credentials", n)
+	}
+	if err := e.pub.Sync(ctx); err != nil {
+		t.Errorf("Sync needs no credential on a public repository: %v", err)
+	}
+
+	dir := t.TempDir()
+	dotenv := filepath.Join(dir, ".env")
+	credFile := filepath.Join(dir, "credentials")
+	os.WriteFile(dotenv, []byte("# project\nexport GRAFT_GITHUB_TOKEN=\"from-dotenv\"\nGRAFT_GITHUB_REPO=o/r\n"), 0o600)
+	os.WriteFile(credFile, []byte("GRAFT_GITHUB_TOKEN=from-credentials\nGRAFT_GITHUB_APP_ID=42\n"), 0o600)
+	tests := []struct {
+		env, key, want string
+	}{
+		{"from-env", EnvGitHubToken, "from-env"},
+		{"", EnvGitHubToken, "from-dotenv"},
+		{"", EnvGitHubAppID, "42"},
+		{"", EnvGitHubRepo, "o/r"},
+		{"", EnvGitHubAPIURL, ""},
+	}
+	for _, tt := range tests {
+		c := &credentials{getenv: func(k string) string {
+			if k == EnvGitHubToken {
+				return tt.env
+			}
+			return ""
+		}, files: []string{dotenv, credFile}}
+		if got, _ := c.lookup(tt.key); got != tt.want {
+			t.Errorf("lookup(%s) = %q, want %q", tt.key, got, tt.want)
+		}
+	}
+	// A token found only in the credentials file works end to end.
+	os.WriteFile(credFile, []byte("GRAFT_GITHUB_TOKEN="+fakegithub.DefaultToken+"\n"), 0o600)
+	e.pub.auth.creds.files = []string{filepath.Join(dir, "missing.env"), credFile}
+	if _, err := e.pub.Commit(ctx, repo.CommitRequest{Branch: "main", Message: "x", Changes: []repo.Change{{Path: "x.md", Content: []byte("x")}}}); err != nil {
+		t.Fatal(err)
+	}
+	// A wrong token is GitHub's 401, as REMOTE_STORE_FAILED with the status.
+	_, err = e.publisher(t, map[string]string{EnvGitHubToken: "wrong"}).ListReviews(ctx, "")
+	if d := wantCode(t, err, errs.RemoteStoreFailed).Details; d["status"] != 401 || strings.Contains(err.Error(), "wrong") {
+		t.Errorf("details %v, error %v", d, err)
+	}
+	_, err = NewGitHub(GitHubOptions{Local: e.local, Getenv: func(string) string { return "" }, CredentialFiles: []string{}})
+	wantCode(t, err, errs.EnvVarMissing)
+	_, err = NewGitHub(GitHubOptions{Local: e.local, Repo: "no-slash"})
+	wantCode(t, err, errs.ConfigInvalid)
+}
+
+// TestGitHubAppAuth signs a JWT with the app key; the fake verifies it with
+// the public key and issues an installation token, cached until expiry.
+func TestGitHubAppAuth(t *testing.T) {
+	ctx := context.Background()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkcs1 := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	der, _ := x509.MarshalPKCS8PrivateKey(key)
+	keyFile := filepath.Join(t.TempDir(), "app.pem")
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
+	other, _ := rsa.GenerateKey(rand.Reader, 2048)
+	wrongKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(other)})
+
+	tests := []struct {
+		name   string
+		env    map[string]string
+		ttl    time.Duration
+		code   errs.Code
+		tokens int // installation tokens issued for three calls
+	}{
+		{"PKCS#1 key inline, escaped newlines", map[string]string{EnvGitHubAppID: "42", EnvGitHubAppInstallationID: "7",
+			EnvGitHubAppPrivateKey: strings.ReplaceAll(string(pkcs1), "\n", `\n`)}, time.Hour, "", 1},
+		{"PKCS#8 key file", map[string]string{EnvGitHubAppID: "42", EnvGitHubAppInstallationID: "7",
+			EnvGitHubAppPrivateKeyPath: keyFile}, time.Hour, "", 1},
+		{"short-lived tokens are renewed", map[string]string{EnvGitHubAppID: "42", EnvGitHubAppInstallationID: "7",
+			EnvGitHubAppPrivateKeyPath: keyFile}, 30 * time.Second, "", 3},
+		{"wrong key", map[string]string{EnvGitHubAppID: "42", EnvGitHubAppInstallationID: "7",
+			EnvGitHubAppPrivateKey: string(wrongKey)}, time.Hour, errs.RemoteStoreFailed, 0},
+		{"installation id missing", map[string]string{EnvGitHubAppID: "42", EnvGitHubAppPrivateKey: string(pkcs1)},
+			time.Hour, errs.EnvVarMissing, 0},
+		{"key missing", map[string]string{EnvGitHubAppID: "42", EnvGitHubAppInstallationID: "7"},
+			time.Hour, errs.EnvVarMissing, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newGHEnv(t, tt.env)
+			e.fake.App(42, 7, &key.PublicKey, tt.ttl)
+			for range 3 {
+				_, err := e.pub.ListReviews(ctx, ReviewPrefix)
+				if tt.code != "" {
+					wantCode(t, err, tt.code)
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := e.fake.InstallationTokensIssued(); got != tt.tokens {
+				t.Errorf("%d installation tokens issued, want %d", got, tt.tokens)
+			}
+		})
+	}
+}
+
+// TestGitHubReviews: a pull request carries title, body, draft flag, labels
+// and reviewers; ListReviews reports the checks of its head.
+func TestGitHubReviews(t *testing.T) {
+	ctx := context.Background()
+	e := newGHEnv(t, nil)
+	head := ReviewPrefix + "ada-1"
+	res, err := e.pub.Commit(ctx, repo.CommitRequest{Branch: head, From: "main", Message: "Publish",
+		Changes: []repo.Change{{Path: "content/posts/hello.md", Content: []byte("new\n")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := ReviewRequest{Head: head, Base: "main", Title: "Publish hello", Body: "One post.",
+		Labels: []string{"content", "graft"}, Reviewers: []string{"@bob", "acme/editors"}, Draft: true}
+	rv, err := e.pub.OpenReview(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rv.Number == 0 || !strings.HasSuffix(rv.URL, fmt.Sprintf("/pull/%d", rv.Number)) || rv.State != "draft" || rv.Checks != "none" {
+		t.Errorf("review %+v", rv)
+	}
+	pulls := e.fake.Pulls()
+	if len(pulls) != 1 {
+		t.Fatalf("pulls = %+v", pulls)
+	}
+	p := pulls[0]
+	if p.Title != req.Title || p.Body != req.Body || !p.Draft || p.Head != head || p.Base != "main" ||
+		strings.Join(p.Labels, ",") != "content,graft" || strings.Join(p.Reviewers, ",") != "bob" ||
+		strings.Join(p.TeamReviewers, ",") != "editors" {
+		t.Errorf("pull request %+v", p)
+	}
+	// Opening it again (a retried publish) reuses the open pull request.
+	again, err := e.pub.OpenReview(ctx, req)
+	if err != nil || again.Number != rv.Number || len(e.fake.Pulls()) != 1 {
+		t.Errorf("second OpenReview: %+v %v", again, err)
+	}
+	tests := []struct {
+		name  string
+		setup func()
+		want  string
+	}{
+		{"status pending", func() { e.fake.SetStatus(res.Commit, "pending") }, "pending"},
+		{"status success, check running", func() {
+			e.fake.SetStatus(res.Commit, "success")
+			e.fake.AddCheckRun(res.Commit, "build", "in_progress", "")
+		}, "pending"},
+		{"check failed", func() { e.fake.AddCheckRun(res.Commit, "lint", "completed", "failure") }, "failure"},
+	}
+	for _, tt := range tests {
+		tt.setup()
+		list, err := e.pub.ListReviews(ctx, ReviewPrefix+"ada-")
+		if err != nil || len(list) != 1 || list[0].Checks != tt.want || list[0].Number != rv.Number {
+			t.Errorf("%s: %+v %v", tt.name, list, err)
+		}
+	}
+	e.fake.ClosePull(rv.Number)
+	if list, err := e.pub.ListReviews(ctx, ReviewPrefix); err != nil || len(list) != 0 {
+		t.Errorf("closed pull request listed: %+v %v", list, err)
+	}
+}
+
+// roundTripFunc is an http.RoundTripper from a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func response(status int, header map[string]string, body string) *http.Response {
+	h := http.Header{}
+	for k, v := range header {
+		h.Set(k, v)
+	}
+	return &http.Response{StatusCode: status, Header: h, Body: io.NopCloser(strings.NewReader(body))}
+}
+
+// TestRetryTransport checks which answers are retried, after how long, and the bounds.
+func TestRetryTransport(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	tests := []struct {
+		name     string
+		method   string
+		path     string
+		answers  []*http.Response
+		tries    int
+		status   int
+		minWaits []time.Duration // about each wait made (nil: only count them)
+		waits    int
+	}{
+		{"500 then ok", "POST", "/repos/o/r/git/trees", []*http.Response{response(500, nil, ""), response(201, nil, "{}")}, 2, 201, []time.Duration{0}, 0},
+		{"403 secondary with Retry-After", "POST", "/repos/o/r/git/commits", []*http.Response{
+			response(403, map[string]string{"Retry-After": "3"}, `{"message":"You have exceeded a secondary rate limit"}`), response(201, nil, "{}")}, 2, 201, []time.Duration{3 * time.Second}, 0},
+		{"403 secondary without header waits a minute", "GET", "/repos/o/r/pulls", []*http.Response{
+			response(403, nil, `{"message":"You have exceeded a secondary rate limit"}`), response(200, nil, "[]")}, 2, 200, []time.Duration{time.Minute}, 0},
+		{"429 primary limit spent: until reset", "GET", "/repos/o/r/git/ref/heads/main", []*http.Response{
+			response(429, map[string]string{"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": fmt.Sprint(now.Unix() + 20)}, ""), response(200, nil, "{}")}, 2, 200, []time.Duration{20 * time.Second}, 0},
+		{"403 permission is not retried", "GET", "/repos/o/r/pulls", []*http.Response{response(403, nil, `{"message":"Resource not accessible"}`)}, 1, 403, nil, 0},
+		{"404 is not retried", "GET", "/repos/o/r/git/ref/heads/x", []*http.Response{response(404, nil, "")}, 1, 404, nil, 0},
+		{"ref update 500 is left to the caller", "PATCH", "/repos/o/r/git/refs/heads/main", []*http.Response{response(500, nil, "")}, 1, 500, nil, 0},
+		{"ref update rate limit is retried", "PATCH", "/repos/o/r/git/refs/heads/main", []*http.Response{
+			response(429, map[string]string{"Retry-After": "1"}, ""), response(200, nil, "{}")}, 2, 200, []time.Duration{time.Second}, 0},
+		{"attempts are bounded", "GET", "/repos/o/r/pulls", []*http.Response{response(502, nil, ""), response(502, nil, ""), response(502, nil, ""), response(502, nil, ""), response(502, nil, ""), response(200, nil, "")}, 5, 502, nil, 4},
+		{"a wait past the budget is not made", "GET", "/repos/o/r/pulls", []*http.Response{
+			response(429, map[string]string{"Retry-After": "3600"}, ""), response(200, nil, "")}, 1, 429, nil, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tries := 0
+			var bodies []string
+			next := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				if r.Body != nil {
+					b, _ := io.ReadAll(r.Body)
+					bodies = append(bodies, string(b))
+				}
+				a := tt.answers[min(tries, len(tt.answers)-1)]
+				tries++
+				return a, nil
+			})
+			w := &waitLog{}
+			rt := &retryTransport{next: next, policy: RetryPolicy{}.withDefaults(), sleep: w.sleep, now: func() time.Time { return now }}
+			var body io.Reader
+			if tt.method != "GET" {
+				body = strings.NewReader(`{"x":1}`)
+			}
+			req, _ := http.NewRequest(tt.method, "https://api.example.org"+tt.path, body)
+			resp, err := rt.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tries != tt.tries || resp.StatusCode != tt.status {
+				t.Errorf("tries %d status %d, want %d %d", tries, resp.StatusCode, tt.tries, tt.status)
+			}
+			for _, b := range bodies {
+				if tt.method != "GET" && b != `{"x":1}` {
+					t.Errorf("retried body = %q", b)
+				}
+			}
+			waits := w.all()
+			if len(waits) != max(len(tt.minWaits), tt.waits) {
+				t.Fatalf("waits %v, want %d", waits, max(len(tt.minWaits), tt.waits))
+			}
+			for i, min := range tt.minWaits {
+				if waits[i] < min || waits[i] > min+min/10+time.Second {
+					t.Errorf("wait %d = %v, want about %v", i, waits[i], min)
+				}
+			}
+		})
+	}
+}

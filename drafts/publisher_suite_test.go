@@ -1,0 +1,359 @@
+package drafts
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/repo"
+)
+
+// suiteSeed is what main holds when a suite test starts.
+var suiteSeed = map[string]string{
+	"content/posts/hello.md": "---\ntitle: Hello\n---\nHello.\n",
+	"content/posts/world.md": "---\ntitle: World\n---\nWorld.\n",
+	"README.md":              "# site\n",
+}
+
+// seedSuite commits suiteSeed to main of r and returns the commit.
+func seedSuite(t *testing.T, r *repo.Repo) string {
+	t.Helper()
+	var changes []repo.Change
+	for p, c := range suiteSeed {
+		changes = append(changes, repo.Change{Path: p, Content: []byte(c)})
+	}
+	res, err := r.Commit(context.Background(), repo.CommitRequest{Branch: "main", Changes: changes, Message: "Seed",
+		Author: repo.Signature{Name: "seed", Email: "seed@example.org"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Commit
+}
+
+func blobSHA(content string) string {
+	return plumbing.ComputeHash(plumbing.BlobObject, []byte(content)).String()
+}
+
+// readAt returns a file's bytes and version on ref ("" when missing).
+func readAt(t *testing.T, r *repo.Repo, ref, path string) (string, string) {
+	t.Helper()
+	b, v, err := r.ReadFile(ref, path)
+	if errs.Is(err, errs.DocumentNotFound) {
+		return "", ""
+	}
+	if err != nil {
+		t.Fatalf("read %s:%s: %v", ref, path, err)
+	}
+	return string(b), v
+}
+
+func head(t *testing.T, r *repo.Repo, branch string) string {
+	t.Helper()
+	h, _, err := r.Head(branch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// firstParents returns the commits from tip back along first parents.
+func firstParents(t *testing.T, r *repo.Repo, tip string) []string {
+	t.Helper()
+	g, err := git.PlainOpen(r.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for h := plumbing.NewHash(tip); !h.IsZero(); {
+		out = append(out, h.String())
+		c, err := g.CommitObject(h)
+		if err != nil {
+			t.Fatalf("commit %s: %v", h, err)
+		}
+		h = plumbing.ZeroHash
+		if len(c.ParentHashes) > 0 {
+			h = c.ParentHashes[0]
+		}
+	}
+	return out
+}
+
+func wantCode(t *testing.T, err error, code errs.Code) *errs.Error {
+	t.Helper()
+	e, ok := errs.As(err)
+	if !ok || e.Code != code {
+		t.Fatalf("error = %v, want %s", err, code)
+	}
+	return e
+}
+
+// testPublisher is the conformance suite every Publisher passes. newPub
+// returns a fresh publisher whose backend holds main = suiteSeed, and the
+// repository where its results are checked (the backend's truth).
+func testPublisher(t *testing.T, newPub func(t *testing.T) (Publisher, *repo.Repo)) {
+	ctx := context.Background()
+	ada := repo.Signature{Name: "Ada", Email: "ada@example.org"}
+	draft := "graft-studio/drafts/ada"
+
+	t.Run("create branch from From", func(t *testing.T) {
+		pub, truth := newPub(t)
+		main := head(t, truth, "main")
+		res, err := pub.Commit(ctx, repo.CommitRequest{Branch: draft, From: "main", Author: ada, Message: "Add posts/new",
+			Changes: []repo.Change{{Path: "content/posts/new.md", Content: []byte("new\n"), Base: repo.MustNotExist}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Parent != main || head(t, truth, draft) != res.Commit || res.Unchanged {
+			t.Fatalf("result %+v; main %s; branch %s", res, main, head(t, truth, draft))
+		}
+		body, v := readAt(t, truth, draft, "content/posts/new.md")
+		if body != "new\n" || v != blobSHA("new\n") || res.Versions["content/posts/new.md"] != v {
+			t.Errorf("new file %q version %s, result versions %v", body, v, res.Versions)
+		}
+		if b, _ := readAt(t, truth, draft, "content/posts/hello.md"); b != suiteSeed["content/posts/hello.md"] {
+			t.Errorf("inherited file = %q", b)
+		}
+		if head(t, truth, "main") != main {
+			t.Error("main moved")
+		}
+		g, _ := git.PlainOpen(truth.Path())
+		c, err := g.CommitObject(plumbing.NewHash(res.Commit))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Author.Name != "Ada" || c.Author.Email != "ada@example.org" || c.Committer.Name != "graft" || c.Message != "Add posts/new\n" {
+			t.Errorf("commit author %v committer %v message %q", c.Author, c.Committer, c.Message)
+		}
+	})
+
+	t.Run("bases", func(t *testing.T) {
+		pub, truth := newPub(t)
+		hello := "content/posts/hello.md"
+		v0 := blobSHA(suiteSeed[hello])
+		tests := []struct {
+			name    string
+			change  repo.Change
+			code    errs.Code
+			current string
+		}{
+			{"matching base", repo.Change{Path: hello, Content: []byte("v1\n"), Base: repo.BaseOf(v0)}, "", ""},
+			{"stale base", repo.Change{Path: hello, Content: []byte("v2\n"), Base: repo.BaseOf(v0)}, errs.ContentConflict, blobSHA("v1\n")},
+			{"must not exist, exists", repo.Change{Path: hello, Content: []byte("v2\n"), Base: repo.MustNotExist}, errs.ContentConflict, blobSHA("v1\n")},
+			{"base of a missing file", repo.Change{Path: "content/posts/none.md", Content: []byte("x\n"), Base: repo.BaseOf(v0)}, errs.ContentConflict, ""},
+			{"no base", repo.Change{Path: hello, Content: []byte("v3\n")}, "", ""},
+			{"delete with base", repo.Change{Path: hello, Delete: true, Base: repo.BaseOf(blobSHA("v3\n"))}, "", ""},
+			{"delete a missing file", repo.Change{Path: "content/posts/none.md", Delete: true}, "", ""},
+			{"invalid path", repo.Change{Path: "content/../x.md", Content: []byte("x")}, errs.InvalidPath, ""},
+		}
+		for _, tt := range tests {
+			before := head(t, truth, "main")
+			res, err := pub.Commit(ctx, repo.CommitRequest{Branch: "main", Author: ada, Message: tt.name, Changes: []repo.Change{tt.change}})
+			if tt.code != "" {
+				e := wantCode(t, err, tt.code)
+				if tt.code == errs.ContentConflict && (e.Details["currentVersion"] != tt.current || e.Details["path"] != tt.change.Path) {
+					t.Errorf("%s: details %v, want currentVersion %q", tt.name, e.Details, tt.current)
+				}
+				if head(t, truth, "main") != before {
+					t.Errorf("%s: main moved on a refused write", tt.name)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", tt.name, err)
+			}
+			want := ""
+			if !tt.change.Delete {
+				want = string(tt.change.Content)
+			}
+			if got, v := readAt(t, truth, "main", tt.change.Path); got != want || v != res.Versions[tt.change.Path] {
+				t.Errorf("%s: file %q version %s, result %v", tt.name, got, v, res.Versions)
+			}
+			if res.Unchanged != (tt.name == "delete a missing file") {
+				t.Errorf("%s: unchanged = %v", tt.name, res.Unchanged)
+			}
+		}
+	})
+
+	t.Run("unchanged and missing From", func(t *testing.T) {
+		pub, truth := newPub(t)
+		main := head(t, truth, "main")
+		res, err := pub.Commit(ctx, repo.CommitRequest{Branch: "main", Message: "same",
+			Changes: []repo.Change{{Path: "README.md", Content: []byte(suiteSeed["README.md"])}}})
+		if err != nil || !res.Unchanged || res.Commit != main {
+			t.Errorf("unchanged write: %+v %v", res, err)
+		}
+		_, err = pub.Commit(ctx, repo.CommitRequest{Branch: draft, From: "nope", Message: "x",
+			Changes: []repo.Change{{Path: "a.md", Content: []byte("a")}}})
+		wantCode(t, err, errs.BranchNotFound)
+		_, err = pub.Commit(ctx, repo.CommitRequest{Branch: "main", Message: "x",
+			Changes: []repo.Change{{Path: "a.md", Content: []byte("a")}, {Path: "a.md", Content: []byte("b")}}})
+		wantCode(t, err, errs.InputValidationFailed)
+		_, err = pub.Commit(ctx, repo.CommitRequest{Branch: "main", Message: "x",
+			Changes: []repo.Change{{Path: "content/posts", Content: []byte("b")}}})
+		wantCode(t, err, errs.InvalidPath)
+		if head(t, truth, "main") != main {
+			t.Error("main moved")
+		}
+	})
+
+	t.Run("concurrent commits to one branch all land", func(t *testing.T) {
+		pub, truth := newPub(t)
+		const writers, each = 2, 4
+		var wg sync.WaitGroup
+		results := make(chan repo.CommitResult, writers*each)
+		failures := make(chan error, writers*each)
+		for w := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range each {
+					p := fmt.Sprintf("content/posts/w%d-%d.md", w, i)
+					res, err := pub.Commit(ctx, repo.CommitRequest{Branch: draft, From: "main", Author: ada, Message: "write " + p,
+						Changes: []repo.Change{{Path: p, Content: []byte(p + "\n"), Base: repo.MustNotExist}}})
+					if err != nil {
+						failures <- err
+						continue
+					}
+					results <- res
+				}
+			}()
+		}
+		wg.Wait()
+		close(results)
+		close(failures)
+		for err := range failures {
+			t.Errorf("concurrent write failed: %v", err)
+		}
+		tip := head(t, truth, draft)
+		chain := map[string]bool{}
+		for _, c := range firstParents(t, truth, tip) {
+			chain[c] = true
+		}
+		n := 0
+		for res := range results {
+			n++
+			if !chain[res.Commit] {
+				t.Errorf("commit %s is not in the branch's history (a force update?)", res.Commit)
+			}
+		}
+		for w := range writers {
+			for i := range each {
+				p := fmt.Sprintf("content/posts/w%d-%d.md", w, i)
+				if got, _ := readAt(t, truth, draft, p); got != p+"\n" {
+					t.Errorf("%s missing at the tip", p)
+				}
+			}
+		}
+		if n != writers*each {
+			t.Errorf("%d writes acknowledged, want %d", n, writers*each)
+		}
+	})
+
+	t.Run("concurrent commits with one base: one wins", func(t *testing.T) {
+		pub, truth := newPub(t)
+		hello := "content/posts/hello.md"
+		base := repo.BaseOf(blobSHA(suiteSeed[hello]))
+		var wg sync.WaitGroup
+		errsSeen := make([]error, 2)
+		for i := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errsSeen[i] = pub.Commit(ctx, repo.CommitRequest{Branch: "main", Message: "edit",
+					Changes: []repo.Change{{Path: hello, Content: fmt.Appendf(nil, "edit %d\n", i), Base: base}}})
+			}()
+		}
+		wg.Wait()
+		ok := 0
+		for _, err := range errsSeen {
+			if err == nil {
+				ok++
+			} else {
+				wantCode(t, err, errs.ContentConflict)
+			}
+		}
+		got, _ := readAt(t, truth, "main", hello)
+		if ok != 1 || !strings.HasPrefix(got, "edit ") {
+			t.Errorf("%d writes succeeded, file %q", ok, got)
+		}
+	})
+
+	t.Run("DeleteBranch", func(t *testing.T) {
+		pub, truth := newPub(t)
+		res, err := pub.Commit(ctx, repo.CommitRequest{Branch: draft, From: "main", Message: "x",
+			Changes: []repo.Change{{Path: "x.md", Content: []byte("x")}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = pub.DeleteBranch(ctx, draft, head(t, truth, "main"))
+		if !repo.IsRefMoved(err) {
+			t.Fatalf("delete with a stale expected value: %v", err)
+		}
+		if err := pub.DeleteBranch(ctx, draft, res.Commit); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok, _ := truth.Head(draft); ok {
+			t.Error("branch still exists")
+		}
+		wantCode(t, pub.DeleteBranch(ctx, draft, res.Commit), errs.BranchNotFound)
+	})
+
+	t.Run("OpenReview and ListReviews", func(t *testing.T) {
+		pub, _ := newPub(t)
+		heads := []string{ReviewPrefix + "ada-1", ReviewPrefix + "ada-2", ReviewPrefix + "bob-1"}
+		for _, h := range heads {
+			if _, err := pub.Commit(ctx, repo.CommitRequest{Branch: h, From: "main", Message: "review " + h,
+				Changes: []repo.Change{{Path: "content/posts/" + filepath.Base(h) + ".md", Content: []byte(h)}}}); err != nil {
+				t.Fatal(err)
+			}
+			rv, err := pub.OpenReview(ctx, ReviewRequest{Head: h, Base: "main", Title: "Publish " + h, Body: "body"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rv.Head != h || rv.State != "open" {
+				t.Errorf("review %+v", rv)
+			}
+		}
+		tests := []struct {
+			prefix string
+			want   []string
+		}{
+			{ReviewPrefix + "ada-", heads[:2]},
+			{ReviewPrefix, heads},
+			{ReviewPrefix + "carol-", nil},
+		}
+		for _, tt := range tests {
+			list, err := pub.ListReviews(ctx, tt.prefix)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, rv := range list {
+				got = append(got, rv.Head)
+			}
+			sort.Strings(got)
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("ListReviews(%q) = %v, want %v", tt.prefix, got, tt.want)
+			}
+		}
+	})
+}
+
+func TestLocalPublisher(t *testing.T) {
+	testPublisher(t, func(t *testing.T) (Publisher, *repo.Repo) {
+		r, err := repo.InitRepo(t.TempDir(), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seedSuite(t, r)
+		return NewLocal(r), r
+	})
+}
