@@ -90,6 +90,47 @@ func TestColdAgent(t *testing.T) {
 	if got := git(t, dir, "rev-parse", "main"); got != mainBefore {
 		t.Fatal("production moved")
 	}
+
+	// list_drafts shows the write; without content:publish, publishing opens
+	// a review branch holding exactly that path, and production is unchanged.
+	path := "content/posts/cold-start.mdx"
+	ld := s.call("list_drafts", map[string]any{}).ok(t)
+	if !strings.Contains(ld.text, `"path":"`+path+`"`) || !strings.Contains(ld.text, `"kind":"added"`) {
+		t.Errorf("list_drafts: %s", ld.text)
+	}
+	rev := s.call("publish_drafts", map[string]any{"paths": []string{path}}).ok(t)
+	if rev.structured["mode"] != "review" {
+		t.Fatalf("publish without content:publish: %s", rev.text)
+	}
+	if got := git(t, dir, "rev-parse", "main"); got != mainBefore {
+		t.Fatal("a review publish moved production")
+	}
+	reviewBranch := strings.TrimSpace(git(t, dir, "branch", "--list", "graft-studio/review/*", "--format=%(refname:short)"))
+	if names := git(t, dir, "diff", "--name-only", "main", reviewBranch); names != path {
+		t.Errorf("review branch %q changes %q, want exactly %s", reviewBranch, names, path)
+	}
+
+	// With content:publish the same publish is one commit on production, and
+	// production's search finds the document.
+	publisher := service.Caller{ID: "agent:cold", Scopes: []string{service.ScopeContentWrite, service.ScopeContentPublish}}
+	s.srv.Close() // one process owns the project's index; this test plays two agents in turn
+	p := connect(t, Options{Dir: dir, Identity: FixedIdentity(publisher)})
+	w2 := p.call("write_content", map[string]any{"collection": "posts", "slug": "warm-start", "data": validPost("Warm start"),
+		"body": "Published by a warm agent.\n"}).ok(t)
+	pub := p.call("publish_drafts", map[string]any{"paths": []string{w2.structured["path"].(string)}}).ok(t)
+	if pub.structured["mode"] != "commit" {
+		t.Fatalf("publish with content:publish: %s", pub.text)
+	}
+	if got := git(t, dir, "log", "-1", "--format=%an|%s", "main"); got != "agent:cold|Publish posts/warm-start" && !strings.HasPrefix(got, "agent:cold|Publish") {
+		t.Errorf("production commit %q", got)
+	}
+	live := p.call("search_content", map[string]any{"query": "warm agent", "branch": "main"}).ok(t)
+	if live.structured["total"] != float64(1) {
+		t.Errorf("production search after publish: %s", live.text)
+	}
+	if got := p.call("get_content", map[string]any{"collection": "posts", "slug": "warm-start", "branch": "main"}).ok(t); got.structured["branch"] != "main" {
+		t.Errorf("get on production: %s", got.text)
+	}
 }
 
 // TestPatchKeepsBytes: patch_content rewrites only the changed key's line.
@@ -188,8 +229,9 @@ func TestScopeMatrix(t *testing.T) {
 		{"patch_content", map[string]any{"collection": "posts", "slug": "hello-world", "set": map[string]any{"status": "review"}}, service.ScopeContentWrite, ""},
 		{"apply_changes", map[string]any{"changes": []any{map[string]any{"op": "put", "collection": "notes", "slug": "n", "data": map[string]any{}, "body": "n\n"}}}, service.ScopeContentWrite, ""},
 		{"delete_content", map[string]any{"collection": "posts", "slug": "hello-world"}, service.ScopeContentWrite, "NEEDS_DATABASE"},
-		{"publish_drafts", map[string]any{"paths": []string{"content/posts/hello-world.mdx"}}, service.ScopeContentWrite, "INTERNAL"},
-		{"discard_drafts", map[string]any{"paths": []string{"content/posts/hello-world.mdx"}}, service.ScopeContentWrite, "INTERNAL"},
+		{"publish_drafts", map[string]any{"paths": []string{"content/posts/hello-world.mdx"}}, service.ScopeContentWrite, ""},
+		// publish settled the draft, so the scope passes and there is nothing to discard
+		{"discard_drafts", map[string]any{"paths": []string{"content/posts/hello-world.mdx"}}, service.ScopeContentWrite, "INPUT_VALIDATION_FAILED"},
 		{"put_asset", map[string]any{"key": "a.png", "base64": "AA=="}, service.ScopeContentWrite, "NEEDS_DATABASE"},
 		{"decide_approval", map[string]any{"id": "x", "decision": "approve"}, service.ScopeApprovalsDecide, "NEEDS_DATABASE"},
 		{"run_function", map[string]any{"name": "subscribe"}, "", "NEEDS_DATABASE"},

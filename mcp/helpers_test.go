@@ -46,7 +46,7 @@ func connect(t *testing.T, opts Options) *session {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cs.Close() })
+	t.Cleanup(func() { cs.Close(); srv.Close() })
 	ss.cs = cs
 	return ss
 }

@@ -158,6 +158,9 @@ func (s *Server) configFile() string { return filepath.Join(s.opts.Dir, repo.Con
 // load (re)opens the project; the caller holds s.mu or is New.
 func (s *Server) load() {
 	s.stamp = stampOf(s.configFile())
+	if s.svc != nil {
+		s.svc.Close() // release the index files before the project is opened again
+	}
 	svc, err := service.Open(s.opts.Dir)
 	s.svc, s.loadErr = svc, err
 	if err != nil {
@@ -165,6 +168,20 @@ func (s *Server) load() {
 	} else {
 		s.logger.Info("project loaded", "dir", s.opts.Dir, "collections", len(svc.Project.Config.Collections))
 	}
+}
+
+// Close releases the project (its index files). The server must not be used
+// afterwards.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.svc == nil {
+		return nil
+	}
+	err := s.svc.Close()
+	s.svc = nil
+	s.loadErr = errs.New(errs.Internal, "the MCP server is closed")
+	return err
 }
 
 // Refresh re-reads graft.yaml when its size or modification time changed,

@@ -21,10 +21,17 @@ func (s *Service) CreateBranch(_ context.Context, c Caller, in CreateBranchInput
 	return s.Drafts.CreatePreview(in.Name, in.From, c.Signature())
 }
 
+// BranchListing is one branch with the commit its search index compiled.
+type BranchListing struct {
+	drafts.BranchInfo
+	// Compiled is the commit the branch's index compiled; "" when never compiled.
+	Compiled string `json:"compiled,omitempty"`
+}
+
 // ListBranchesOutput lists the repository's branches.
 type ListBranchesOutput struct {
-	Production string              `json:"production"`
-	Branches   []drafts.BranchInfo `json:"branches"`
+	Production string          `json:"production"`
+	Branches   []BranchListing `json:"branches"`
 }
 
 // ListBranches lists every branch: name, kind (production, draft, review,
@@ -34,12 +41,17 @@ func (s *Service) ListBranches(_ context.Context, c Caller) (ListBranchesOutput,
 	if err != nil {
 		return ListBranchesOutput{}, err
 	}
-	out := ListBranchesOutput{Production: s.Project.Production(), Branches: []drafts.BranchInfo{}}
+	out := ListBranchesOutput{Production: s.Project.Production(), Branches: []BranchListing{}}
+	m := s.openedIndexes()
 	for _, b := range all {
 		if c.Anonymous && b.Kind != drafts.KindProduction {
 			continue
 		}
-		out.Branches = append(out.Branches, b)
+		l := BranchListing{BranchInfo: b}
+		if m != nil {
+			l.Compiled, _ = m.Compiled(b.Name)
+		}
+		out.Branches = append(out.Branches, l)
 	}
 	return out, nil
 }

@@ -125,6 +125,19 @@ func (s *Service) indexManager() (*index.Manager, error) {
 	return s.idx.m, s.idx.err
 }
 
+// openedIndexes returns the index manager when the project has indexes that
+// can be opened now, nil otherwise (never compiled, or owned by another process).
+func (s *Service) openedIndexes() *index.Manager {
+	if _, err := os.Stat(filepath.Join(s.Project.StateDir, "index")); err != nil {
+		return nil
+	}
+	m, err := s.indexManager()
+	if err != nil {
+		return nil
+	}
+	return m
+}
+
 func (s *Service) tree() gitTree { return gitTree{r: s.Project.Git, draft: s.Drafts.ViewOf} }
 
 // Close releases the service's index files.
