@@ -3,13 +3,11 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
-	"strings"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/graft-studio/graft/fixtures"
 	"github.com/graft-studio/graft/service"
 )
 
@@ -121,19 +119,8 @@ func (r *result) code(t *testing.T, code string) *result {
 	return r
 }
 
-func git(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.org", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.org")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
+func git(t *testing.T, dir string, args ...string) string { return fixtures.Git(t, dir, args...) }
 
-func validPost(title string) map[string]any {
-	return map[string]any{"title": title, "date": "2026-04-01T10:00:00Z", "author": "ada", "tags": []any{"x"}}
-}
+func validPost(title string) map[string]any { return fixtures.SamplePost(title) }
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,20 +13,9 @@ import (
 	"github.com/graft-studio/graft/repo"
 )
 
-func gitRun(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.org", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.org")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
+func gitRun(t *testing.T, dir string, args ...string) string { return fixtures.Git(t, dir, args...) }
 
-func validPost(title string) map[string]any {
-	return map[string]any{"title": title, "date": "2026-04-01T10:00:00Z", "author": "ada", "tags": []any{"x"}}
-}
+func validPost(title string) map[string]any { return fixtures.SamplePost(title) }
 
 // hostileRepo is the sample site plus a symlinked folder, a dangling symlink
 // and two files giving one slug, committed with the real git binary.
