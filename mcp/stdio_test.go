@@ -101,6 +101,43 @@ func TestStdio(t *testing.T) {
 	if author := git(t, dir, "log", "-1", "--format=%an", w.structured["branch"].(string)); author != "graft CLI agent" {
 		t.Errorf("commit author %q", author)
 	}
+	found := call("search_content", map[string]any{"query": "over stdio"}).ok(t)
+	if found.structured["total"] != float64(1) {
+		t.Errorf("search on the draft: %s", found.text)
+	}
+	if none := call("search_content", map[string]any{"query": "over stdio", "branch": "main"}).ok(t); none.structured["total"] != float64(0) {
+		t.Errorf("production finds the draft's write: %s", none.text)
+	}
+	mainBefore := git(t, dir, "rev-parse", "main")
+	rev := call("publish_drafts", map[string]any{"paths": []string{"content/posts/over-stdio.mdx"}}).ok(t)
+	if rev.structured["mode"] != "review" || git(t, dir, "rev-parse", "main") != mainBefore {
+		t.Errorf("publish without content:publish: %s", rev.text)
+	}
+	cs.Close()
+
+	// The same agent with content:publish (GRAFT_DEV_SCOPES) publishes directly.
+	pub := stdioSession(t, dir, "GRAFT_DEV_SCOPES=content:write,content:publish")
+	res, err := pub.CallTool(context.Background(), &sdk.CallToolParams{Name: "write_content", Arguments: map[string]any{
+		"collection": "posts", "slug": "published-over-stdio", "data": validPost("Published over stdio"), "body": "Live now.\n"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	decode(t, "write_content", res).ok(t)
+	res, err = pub.CallTool(context.Background(), &sdk.CallToolParams{Name: "publish_drafts", Arguments: map[string]any{
+		"paths": []string{"content/posts/published-over-stdio.mdx"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := decode(t, "publish_drafts", res).ok(t); r.structured["mode"] != "commit" {
+		t.Errorf("publish with content:publish: %s", r.text)
+	}
+	res, err = pub.CallTool(context.Background(), &sdk.CallToolParams{Name: "search_content", Arguments: map[string]any{"query": "live now", "branch": "main"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := decode(t, "search_content", res).ok(t); r.structured["total"] != float64(1) {
+		t.Errorf("production search after publish: %s", r.text)
+	}
 }
 
 // BenchmarkStdioColdStart measures starting `graft mcp` until its
