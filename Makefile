@@ -27,10 +27,11 @@ run: build
 	@echo "Give an agent the tools: $(BIN) mcp --dir $(RUN_DIR)   (MCP over stdio)"
 
 # The whole test suite: vet, every package's tests (fuzz seeds included), and
-# the packages with shared state again under the race detector.
+# the packages with shared state again under the race detector (-short: the
+# biggest stress loops are scaled down there, they ran full size just before).
 test: vet
 	$(GO) test -count=1 ./...
-	$(GO) test -count=1 -race $(RACE_PKGS)
+	$(GO) test -count=1 -race -short $(RACE_PKGS)
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed on:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
