@@ -167,7 +167,11 @@ func TestCrashKeepsAcknowledgedCommits(t *testing.T) {
 	lockPath := filepath.Join(r.GitDir(), "refs", "heads", "main.lock")
 	var acked []string
 	locksLeft := 0
-	for round := range 10 {
+	rounds := 10
+	if testing.Short() {
+		rounds = 3 // the -race run of make test
+	}
+	for round := range rounds {
 		c := startChild(t, "commit-loop", r.Path(), fmt.Sprintf("round%d", round), 0)
 		// Let it get going (it may first clear the previous round's lock),
 		// then kill it at a random point.
