@@ -115,9 +115,9 @@ func NewGitHub(opts GitHubOptions) (*GitHub, error) {
 		base = http.DefaultTransport
 	}
 	now := time.Now
-	exchangeRetry := &retryTransport{next: jwtTransport{next: base}, policy: policy, sleep: sleepContext, now: now}
+	exchangeRetry := &retryTransport{next: jwtTransport{next: base}, policy: policy, sleep: policy.Sleep, now: now}
 	auth := &authTransport{next: base, creds: creds, now: now}
-	retry := &retryTransport{next: auth, policy: policy, sleep: sleepContext, now: now}
+	retry := &retryTransport{next: auth, policy: policy, sleep: policy.Sleep, now: now}
 	client := github.NewClient(&http.Client{Transport: retry})
 	exchange := github.NewClient(&http.Client{Transport: exchangeRetry})
 	gitURL := opts.GitURL
@@ -162,6 +162,10 @@ func NewGitHub(opts GitHubOptions) (*GitHub, error) {
 
 // Name returns "github".
 func (g *GitHub) Name() string { return "github" }
+
+// Setting looks up a setting as credentials are: the environment, the
+// project's .env, then the user's credentials file.
+func (g *GitHub) Setting(name string) (string, bool) { return g.auth.creds.lookup(name) }
 
 // Repository returns "owner/name".
 func (g *GitHub) Repository() string { return g.owner + "/" + g.name }
@@ -283,6 +287,11 @@ func (g *GitHub) Commit(ctx context.Context, req repo.CommitRequest) (repo.Commi
 		}
 		if moved && req.Rebuild != nil {
 			g.follow(ctx, req.Branch, tip) // Rebuild reads the new tip locally
+			if local, _, _ := g.local.Head(req.Branch); local != tip {
+				return repo.CommitResult{}, errs.New(errs.RemoteStoreFailed, "branch %s moved on GitHub, and the local clone cannot fetch it", req.Branch).
+					With("branch", req.Branch).With("endpoint", "GIT upload-pack").With("status", 0).
+					WithFix("Nothing was written; retry when GitHub can be fetched from again.")
+			}
 			if changes, err = req.Rebuild(start); err != nil {
 				return repo.CommitResult{}, err
 			}
@@ -536,9 +545,28 @@ func (g *GitHub) refresh(ctx context.Context, branch, commit string) {
 	if commit == "" {
 		return
 	}
-	if err := g.cache.fetch(ctx, []string{branch}); err != nil {
+	err := g.fetchRetrying(ctx, branch)
+	if err != nil {
 		g.logf("graft: GitHub write to %s acknowledged, but fetching it into the local repository failed: %v", branch, err)
 	}
+}
+
+// fetchRetrying fetches a branch, trying again with the retry policy's
+// backoff when the fetch fails (Git transfers do not go through the API's
+// retrying transport).
+func (g *GitHub) fetchRetrying(ctx context.Context, branch string) error {
+	var err error
+	for attempt := 1; attempt <= g.retry.policy.MaxAttempts; attempt++ {
+		if err = g.cache.fetch(ctx, []string{branch}); err == nil || ctx.Err() != nil {
+			return err
+		}
+		if attempt < g.retry.policy.MaxAttempts {
+			if serr := g.retry.sleep(ctx, g.retry.backoff(attempt)); serr != nil {
+				return err
+			}
+		}
+	}
+	return err
 }
 
 // follow brings the local cache's branch to tip, GitHub's value ("" = the
@@ -550,7 +578,7 @@ func (g *GitHub) follow(ctx context.Context, branch, tip string) {
 	case tip == "" && ok:
 		g.local.UpdateRef("refs/heads/"+branch, local, "")
 	default:
-		if err := g.cache.fetch(ctx, []string{branch}); err != nil {
+		if err := g.fetchRetrying(ctx, branch); err != nil {
 			g.logf("graft: fetching %s from GitHub into the local repository failed: %v", branch, err)
 		}
 	}

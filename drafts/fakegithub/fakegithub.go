@@ -89,6 +89,7 @@ type pull struct {
 	Labels    []string
 	Reviewers []string
 	Teams     []string
+	Merged    bool
 }
 
 type checkRun struct {
@@ -169,6 +170,13 @@ func (s *Server) AddCheckRun(sha, name, status, conclusion string) {
 	s.checks[sha] = append(s.checks[sha], checkRun{Name: name, Status: status, Conclusion: conclusion})
 }
 
+// ClearCheckRuns removes the check runs of a commit.
+func (s *Server) ClearCheckRuns(sha string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.checks, sha)
+}
+
 // Calls returns how many requests each endpoint received, keyed by
 // "METHOD endpoint" such as "POST git/trees", "PATCH git/refs",
 // "GET git/ref", "POST pulls" or "GIT upload-pack" (faulted requests included).
@@ -205,7 +213,7 @@ func (s *Server) ResetCalls() {
 type Pull struct {
 	Number                           int
 	Title, Body, Head, Base, State   string
-	Draft                            bool
+	Draft, Merged                    bool
 	Labels, Reviewers, TeamReviewers []string
 }
 
@@ -216,7 +224,7 @@ func (s *Server) Pulls() []Pull {
 	out := make([]Pull, 0, len(s.pulls))
 	for _, p := range s.pulls {
 		out = append(out, Pull{Number: p.Number, Title: p.Title, Body: p.Body, Head: p.Head, Base: p.Base,
-			State: p.State, Draft: p.Draft, Labels: append([]string(nil), p.Labels...),
+			State: p.State, Draft: p.Draft, Merged: p.Merged, Labels: append([]string(nil), p.Labels...),
 			Reviewers: append([]string(nil), p.Reviewers...), TeamReviewers: append([]string(nil), p.Teams...)})
 	}
 	return out
@@ -307,6 +315,8 @@ func (s *Server) route(method, path string) (string, http.HandlerFunc) {
 		return "pulls", s.createPull
 	case rest == "pulls" && method == http.MethodGet:
 		return "pulls", s.listPulls
+	case len(seg) == 3 && seg[0] == "pulls" && seg[2] == "merge" && method == http.MethodPut:
+		return "pulls/merge", func(w http.ResponseWriter, r *http.Request) { s.mergePull(w, r, seg[1]) }
 	case len(seg) == 3 && seg[0] == "pulls" && seg[2] == "requested_reviewers" && method == http.MethodPost:
 		return "pulls/requested_reviewers", func(w http.ResponseWriter, r *http.Request) { s.requestReviewers(w, r, seg[1]) }
 	case len(seg) == 3 && seg[0] == "issues" && seg[2] == "labels" && method == http.MethodPost:
