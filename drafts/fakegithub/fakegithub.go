@@ -12,9 +12,11 @@
 package fakegithub
 
 import (
+	"bytes"
 	"crypto/rsa"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -26,6 +28,7 @@ import (
 
 	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/format/pktline"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
@@ -377,11 +380,17 @@ func (s *Server) serveGit(w http.ResponseWriter, r *http.Request, rest string) {
 		w.Header().Set("Cache-Control", "no-cache")
 		ar.Encode(w)
 	case r.Method == http.MethodPost && rest == "git-upload-pack":
-		req := packp.NewUploadPackRequest()
-		if err := req.Decode(r.Body); err != nil {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
 			writeError(w, http.StatusBadRequest, err.Error())
 			return
 		}
+		req := packp.NewUploadPackRequest()
+		if err := req.Decode(bytes.NewReader(body)); err != nil { // wants and capabilities only
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		req.Haves = decodeHaves(body)
 		resp, err := sess.UploadPack(r.Context(), req)
 		if err != nil {
 			writeError(w, http.StatusInternalServerError, err.Error())
@@ -393,6 +402,20 @@ func (s *Server) serveGit(w http.ResponseWriter, r *http.Request, rest string) {
 	default:
 		writeError(w, http.StatusForbidden, "the fake serves fetches (git-upload-pack) only")
 	}
+}
+
+// decodeHaves returns the "have" lines of an upload-pack request (go-git's
+// UploadPackRequest decodes the wants only), so that a fetch gets only the
+// objects the client does not have yet.
+func decodeHaves(body []byte) []plumbing.Hash {
+	var haves []plumbing.Hash
+	sc := pktline.NewScanner(bytes.NewReader(body))
+	for sc.Scan() {
+		if h, ok := strings.CutPrefix(strings.TrimSpace(string(sc.Bytes())), "have "); ok && len(h) == 40 {
+			haves = append(haves, plumbing.NewHash(h))
+		}
+	}
+	return haves
 }
 
 // bareLoader opens the bare repository afresh for every session, so each
