@@ -60,6 +60,7 @@ type GitHub struct {
 	owner, name string
 	local       *repo.Repo
 	gitURL      string
+	webURL      string // "https://github.com/", or the Enterprise host's root
 	client      *github.Client
 	auth        *authTransport
 	retry       *retryTransport
@@ -114,9 +115,9 @@ func NewGitHub(opts GitHubOptions) (*GitHub, error) {
 		base = http.DefaultTransport
 	}
 	now := time.Now
-	exchangeRetry := &retryTransport{next: jwtTransport{next: base}, policy: policy, sleep: sleepContext, now: now}
+	exchangeRetry := &retryTransport{next: jwtTransport{next: base}, policy: policy, sleep: policy.Sleep, now: now}
 	auth := &authTransport{next: base, creds: creds, now: now}
-	retry := &retryTransport{next: auth, policy: policy, sleep: sleepContext, now: now}
+	retry := &retryTransport{next: auth, policy: policy, sleep: policy.Sleep, now: now}
 	client := github.NewClient(&http.Client{Transport: retry})
 	exchange := github.NewClient(&http.Client{Transport: exchangeRetry})
 	gitURL := opts.GitURL
@@ -145,8 +146,13 @@ func NewGitHub(opts GitHubOptions) (*GitHub, error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
+	web := *client.BaseURL
+	web.Path = strings.TrimSuffix(strings.TrimSuffix(web.Path, "/"), "/api/v3") + "/"
+	if web.Host == "api.github.com" {
+		web.Host = "github.com"
+	}
 	g := &GitHub{
-		owner: owner, name: name, local: opts.Local, gitURL: gitURL,
+		owner: owner, name: name, local: opts.Local, gitURL: gitURL, webURL: web.String(),
 		client: client, auth: auth, retry: retry, maxAttempts: attempts, logf: logf,
 		branchLocks: map[string]*sync.Mutex{},
 	}
@@ -156,6 +162,10 @@ func NewGitHub(opts GitHubOptions) (*GitHub, error) {
 
 // Name returns "github".
 func (g *GitHub) Name() string { return "github" }
+
+// Setting looks up a setting as credentials are: the environment, the
+// project's .env, then the user's credentials file.
+func (g *GitHub) Setting(name string) (string, bool) { return g.auth.creds.lookup(name) }
 
 // Repository returns "owner/name".
 func (g *GitHub) Repository() string { return g.owner + "/" + g.name }
@@ -201,18 +211,33 @@ func (g *GitHub) commitInfo(ctx context.Context, sha string) (tree, parent strin
 
 // Commit applies a change set to a branch on GitHub (repo.CommitRequest
 // semantics): it reads the branch (or From when the branch does not exist),
-// checks every Base against that tip, creates the blobs that cannot travel
-// inline, a tree on the tip's tree, a commit (author = req.Author, committer
-// graft), and moves the ref with a fast-forward-only update (or creates it).
-// When the branch moved meanwhile, the change is rebuilt on the new tip and
-// the bases are checked again, at most MaxCommitAttempts times; the ref is
-// never force-updated. A ref write that failed without an answer is settled
-// by reading the ref again. The write is acknowledged (nil error) only once
-// GitHub's ref points at the new commit; then the commit is fetched into the
-// local repository (a failed fetch is logged, it does not fail the write).
-// Versions are the blob SHAs, computed locally (they equal GitHub's).
+// checks every Base against the tree the commit starts from, creates the
+// blobs that cannot travel inline, a tree, a commit (author = req.Author,
+// committer graft), and moves the ref with a fast-forward-only update (or
+// creates it).
+//
+//   - The tree starts from the parent's tree, or with TreeFrom from that
+//     branch's current tree on GitHub (base_tree), read again at every
+//     attempt; the parent stays Branch's tip (or From's).
+//   - A change with Blob is a tree entry pointing at that blob, which GitHub
+//     must hold (INPUT_VALIDATION_FAILED otherwise).
+//   - A change set that leaves the parent's tree as it is makes no commit
+//     (Unchanged) unless AllowEmpty is set; creating a branch always commits.
+//   - When the branch moved meanwhile, the change is rebuilt on the new tip
+//     (Rebuild, else the same changes with the bases checked again), at most
+//     MaxCommitAttempts times; the ref is never force-updated. A branch whose
+//     tip on GitHub is not the local cache's (another replica moved it) counts
+//     as moved for Rebuild, since the caller planned the change from the
+//     cache. An error from Rebuild is returned as it is, nothing moved.
+//   - A ref write that failed without an answer is settled by reading the ref
+//     again.
+//
+// The write is acknowledged (nil error) only once GitHub's ref points at the
+// new commit; then the commit is fetched into the local repository (a failed
+// fetch is logged, it does not fail the write). Versions are the blob SHAs,
+// computed locally (they equal GitHub's).
 func (g *GitHub) Commit(ctx context.Context, req repo.CommitRequest) (repo.CommitResult, error) {
-	for _, b := range []string{req.Branch, req.From} {
+	for _, b := range []string{req.Branch, req.From, req.TreeFrom} {
 		if b != "" && !validBranch(b) {
 			return repo.CommitResult{}, errs.New(errs.BranchInvalid, "%q is not a valid branch name", b).With("branch", b).
 				WithFix("Use lower-case kebab segments joined by '/', e.g. preview/spring-launch.")
@@ -255,8 +280,18 @@ func (g *GitHub) Commit(ctx context.Context, req repo.CommitRequest) (repo.Commi
 					With("branch", req.From).WithFix("Create %s first, or commit from an existing branch.", req.From)
 			}
 		}
-		if attempt > 0 && req.Rebuild != nil {
-			g.refresh(ctx, req.Branch, tip) // Rebuild reads the new tip locally
+		moved := attempt > 0
+		if !moved && req.Rebuild != nil {
+			local, _, _ := g.local.Head(req.Branch)
+			moved = local != tip
+		}
+		if moved && req.Rebuild != nil {
+			g.follow(ctx, req.Branch, tip) // Rebuild reads the new tip locally
+			if local, _, _ := g.local.Head(req.Branch); local != tip {
+				return repo.CommitResult{}, errs.New(errs.RemoteStoreFailed, "branch %s moved on GitHub, and the local clone cannot fetch it", req.Branch).
+					With("branch", req.Branch).With("endpoint", "GIT upload-pack").With("status", 0).
+					WithFix("Nothing was written; retry when GitHub can be fetched from again.")
+			}
 			if changes, err = req.Rebuild(start); err != nil {
 				return repo.CommitResult{}, err
 			}
@@ -268,7 +303,17 @@ func (g *GitHub) Commit(ctx context.Context, req repo.CommitRequest) (repo.Commi
 		if tip == "" {
 			startBranch = req.From
 		}
-		res, landed, err := g.commitOnce(ctx, req, changes, tip, start, startBranch)
+		treeTip := ""
+		if req.TreeFrom != "" {
+			if treeTip, err = g.getRef(ctx, req.TreeFrom); err != nil {
+				return repo.CommitResult{}, err
+			}
+			if treeTip == "" && req.TreeFrom != g.local.DefaultBranch() {
+				return repo.CommitResult{}, errs.New(errs.BranchNotFound, "branch %q does not exist on GitHub", req.TreeFrom).
+					With("branch", req.TreeFrom).WithFix("Create %s first.", req.TreeFrom)
+			}
+		}
+		res, landed, err := g.commitOnce(ctx, req, changes, commitPlan{tip: tip, start: start, startBranch: startBranch, treeTip: treeTip})
 		if err != nil {
 			return repo.CommitResult{}, err
 		}
@@ -297,19 +342,40 @@ const (
 	refAmbiguous                   // no answer, and the ref holds neither value now
 )
 
-// commitOnce builds one commit on start and tries to move the branch from tip to it.
-func (g *GitHub) commitOnce(ctx context.Context, req repo.CommitRequest, changes []repo.Change, tip, start, startBranch string) (repo.CommitResult, refOutcome, error) {
-	tree, startParent := "", ""
-	if start != "" {
-		g.cache.ensure(ctx, startBranch, start) // reads below are local when the cache has start
+// commitPlan is what one attempt of a commit starts from.
+type commitPlan struct {
+	tip         string // the branch's tip on GitHub ("" = it does not exist)
+	start       string // the parent: tip, or From's tip ("" = a root commit)
+	startBranch string // the branch start was read from
+	treeTip     string // TreeFrom's tip, when TreeFrom is set ("" = the empty tree)
+}
+
+// commitOnce builds one commit on plan.start and tries to move the branch
+// from plan.tip to it.
+func (g *GitHub) commitOnce(ctx context.Context, req repo.CommitRequest, changes []repo.Change, plan commitPlan) (repo.CommitResult, refOutcome, error) {
+	parentTree, startParent := "", ""
+	if plan.start != "" {
+		g.cache.ensure(ctx, plan.startBranch, plan.start) // reads below are local when the cache has start
 		var err error
-		if tree, startParent, err = g.commitInfo(ctx, start); err != nil {
+		if parentTree, startParent, err = g.commitInfo(ctx, plan.start); err != nil {
 			return repo.CommitResult{}, 0, err
 		}
 	}
-	lookup := g.newLookup(ctx, tree)
+	baseTree := parentTree
+	if req.TreeFrom != "" {
+		baseTree = ""
+		if plan.treeTip != "" {
+			g.cache.ensure(ctx, req.TreeFrom, plan.treeTip)
+			var err error
+			if baseTree, _, err = g.commitInfo(ctx, plan.treeTip); err != nil {
+				return repo.CommitResult{}, 0, err
+			}
+		}
+	}
+	lookup := g.newLookup(ctx, baseTree)
 	versions := map[string]string{}
 	var entries []*github.TreeEntry
+	var byBlob []string // paths pointed at an existing blob
 	for _, c := range changes {
 		cur, err := lookup.file(c.Path)
 		if err != nil {
@@ -327,7 +393,10 @@ func (g *GitHub) commitOnce(ctx context.Context, req repo.CommitRequest, changes
 			}
 			continue
 		}
-		sha := plumbing.ComputeHash(plumbing.BlobObject, c.Content).String()
+		sha := c.Blob
+		if sha == "" {
+			sha = plumbing.ComputeHash(plumbing.BlobObject, c.Content).String()
+		}
 		versions[c.Path] = sha
 		mode := "100644"
 		if cur.mode == "100755" {
@@ -337,9 +406,13 @@ func (g *GitHub) commitOnce(ctx context.Context, req repo.CommitRequest, changes
 			continue
 		}
 		e := &github.TreeEntry{Path: github.String(c.Path), Mode: github.String(mode), Type: github.String("blob")}
-		if utf8.Valid(c.Content) && !strings.ContainsRune(string(c.Content), 0) {
+		switch {
+		case c.Blob != "":
+			e.SHA = github.String(c.Blob)
+			byBlob = append(byBlob, c.Path)
+		case utf8.Valid(c.Content) && !strings.ContainsRune(string(c.Content), 0):
 			e.Content = github.String(string(c.Content)) // GitHub writes the blob itself
-		} else {
+		default:
 			blob, resp, err := g.client.Git.CreateBlob(ctx, g.owner, g.name, &github.Blob{
 				Content: github.String(base64.StdEncoding.EncodeToString(c.Content)), Encoding: github.String("base64")})
 			if err != nil {
@@ -353,19 +426,21 @@ func (g *GitHub) commitOnce(ctx context.Context, req repo.CommitRequest, changes
 		}
 		entries = append(entries, e)
 	}
-	if len(entries) == 0 && tip != "" {
-		return repo.CommitResult{Commit: tip, Parent: startParent, Versions: versions, Unchanged: true}, refLanded, nil
-	}
-	newTree := tree
-	if len(entries) > 0 || tree == "" {
-		t, resp, err := g.client.Git.CreateTree(ctx, g.owner, g.name, tree, entries)
+	newTree := baseTree
+	if len(entries) > 0 || baseTree == "" {
+		t, resp, err := g.client.Git.CreateTree(ctx, g.owner, g.name, baseTree, entries)
+		if statusOf(resp) == http.StatusUnprocessableEntity && len(byBlob) > 0 {
+			return repo.CommitResult{}, 0, errs.New(errs.InputValidationFailed, "GitHub does not hold the blob given for %s", strings.Join(byBlob, ", ")).
+				With("path", byBlob[0]).With("githubMessage", githubMessage(err)).
+				WithFix("Pass the file's bytes as Content instead.")
+		}
 		if err != nil {
 			return repo.CommitResult{}, 0, remoteError("create tree", resp, err)
 		}
 		newTree = t.GetSHA()
 	}
-	if newTree == tree && tip != "" {
-		return repo.CommitResult{Commit: tip, Parent: startParent, Versions: versions, Unchanged: true}, refLanded, nil
+	if plan.tip != "" && newTree == parentTree && !req.AllowEmpty {
+		return repo.CommitResult{Commit: plan.tip, Parent: startParent, Versions: versions, Unchanged: true}, refLanded, nil
 	}
 	when := github.Timestamp{Time: time.Now().Truncate(time.Second)}
 	author := req.Author
@@ -382,15 +457,15 @@ func (g *GitHub) commitOnce(ctx context.Context, req repo.CommitRequest, changes
 		Author:    &github.CommitAuthor{Name: github.String(author.Name), Email: github.String(author.Email), Date: &when},
 		Committer: &github.CommitAuthor{Name: github.String("graft"), Email: github.String("graft@graft.invalid"), Date: &when},
 	}
-	if start != "" {
-		nc.Parents = []*github.Commit{{SHA: github.String(start)}}
+	if plan.start != "" {
+		nc.Parents = []*github.Commit{{SHA: github.String(plan.start)}}
 	}
 	made, resp, err := g.client.Git.CreateCommit(ctx, g.owner, g.name, nc, nil)
 	if err != nil {
 		return repo.CommitResult{}, 0, remoteError("create commit", resp, err)
 	}
-	res := repo.CommitResult{Commit: made.GetSHA(), Parent: start, Versions: versions}
-	outcome, err := g.moveRef(ctx, req.Branch, tip, res.Commit)
+	res := repo.CommitResult{Commit: made.GetSHA(), Parent: plan.start, Versions: versions}
+	outcome, err := g.moveRef(ctx, req.Branch, plan.tip, res.Commit)
 	return res, outcome, err
 }
 
@@ -470,9 +545,48 @@ func (g *GitHub) refresh(ctx context.Context, branch, commit string) {
 	if commit == "" {
 		return
 	}
-	if err := g.cache.fetch(ctx, []string{branch}); err != nil {
+	err := g.fetchRetrying(ctx, branch)
+	if err != nil {
 		g.logf("graft: GitHub write to %s acknowledged, but fetching it into the local repository failed: %v", branch, err)
 	}
+}
+
+// fetchRetrying fetches a branch, trying again with the retry policy's
+// backoff when the fetch fails (Git transfers do not go through the API's
+// retrying transport).
+func (g *GitHub) fetchRetrying(ctx context.Context, branch string) error {
+	var err error
+	for attempt := 1; attempt <= g.retry.policy.MaxAttempts; attempt++ {
+		if err = g.cache.fetch(ctx, []string{branch}); err == nil || ctx.Err() != nil {
+			return err
+		}
+		if attempt < g.retry.policy.MaxAttempts {
+			if serr := g.retry.sleep(ctx, g.retry.backoff(attempt)); serr != nil {
+				return err
+			}
+		}
+	}
+	return err
+}
+
+// follow brings the local cache's branch to tip, GitHub's value ("" = the
+// branch no longer exists on GitHub: the local branch is deleted too).
+func (g *GitHub) follow(ctx context.Context, branch, tip string) {
+	local, ok, err := g.local.Head(branch)
+	switch {
+	case err != nil || local == tip:
+	case tip == "" && ok:
+		g.local.UpdateRef("refs/heads/"+branch, local, "")
+	default:
+		if err := g.fetchRetrying(ctx, branch); err != nil {
+			g.logf("graft: fetching %s from GitHub into the local repository failed: %v", branch, err)
+		}
+	}
+}
+
+// CommitURL returns the web address of a commit on GitHub.
+func (g *GitHub) CommitURL(sha string) string {
+	return g.webURL + g.owner + "/" + g.name + "/commit/" + sha
 }
 
 // DeleteBranch deletes a branch on GitHub if it still points at expected
@@ -492,10 +606,12 @@ func (g *GitHub) DeleteBranch(ctx context.Context, name, expected string) error 
 		return err
 	}
 	if cur == "" {
+		g.follow(ctx, name, "")
 		return errs.New(errs.BranchNotFound, "branch %q does not exist on GitHub", name).With("branch", name).
 			WithFix("List the branches and use one of them.")
 	}
 	if expected != "" && cur != expected {
+		g.follow(ctx, name, cur) // the caller read the cache: bring it up to date for its retry
 		return errs.New(errs.CommitFailed, "branch %s moved: expected %s, found %s", name, expected, cur).
 			With("reason", "ref-moved").With("ref", "refs/heads/"+name).With("expected", expected).With("current", cur).
 			WithFix("Read the branch again and retry with its current value.")
@@ -683,6 +799,10 @@ func validateChanges(changes []repo.Change) error {
 		if _, err := splitPath(c.Path); err != nil {
 			return err
 		}
+		if c.Blob != "" && !c.Delete && !isSHA(c.Blob) {
+			return errs.New(errs.InputValidationFailed, "blob %q for %s is not a SHA", c.Blob, c.Path).With("path", c.Path).
+				WithFix("Pass the file's bytes as Content instead.")
+		}
 		paths = append(paths, c.Path)
 	}
 	sort.Strings(paths)
@@ -721,6 +841,19 @@ func splitPath(path string) ([]string, error) {
 		}
 	}
 	return segs, nil
+}
+
+// isSHA reports whether s is a full lower-case hex object name.
+func isSHA(s string) bool {
+	if len(s) != 40 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func showVersion(v string) string {

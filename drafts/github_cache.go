@@ -166,6 +166,16 @@ func (f *fetchStorer) capture(r *plumbing.Reference) bool {
 	return ok
 }
 
+// SetEncodedObject skips objects the repository already holds: a fetch's
+// pack may repeat objects the negotiation did not rule out.
+func (f *fetchStorer) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, error) {
+	h := o.Hash()
+	if f.Storer.HasEncodedObject(h) == nil {
+		return h, nil
+	}
+	return f.Storer.SetEncodedObject(o)
+}
+
 func (f *fetchStorer) SetReference(r *plumbing.Reference) error {
 	if f.capture(r) {
 		return nil

@@ -31,6 +31,9 @@ type RetryPolicy struct {
 	MaxWait time.Duration
 	// RequestTimeout bounds one try (default 30s).
 	RequestTimeout time.Duration
+	// Sleep waits between tries: d, or until ctx ends (default a timer).
+	// Tests pass one that returns at once, so Retry-After waits cost nothing.
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 func (p RetryPolicy) withDefaults() RetryPolicy {
@@ -48,6 +51,9 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 	}
 	if p.RequestTimeout <= 0 {
 		p.RequestTimeout = 30 * time.Second
+	}
+	if p.Sleep == nil {
+		p.Sleep = sleepContext
 	}
 	return p
 }

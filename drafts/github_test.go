@@ -168,6 +168,9 @@ func TestGitHubCallsPerWrite(t *testing.T) {
 		{"new branch", repo.CommitRequest{Branch: "graft-studio/drafts/ada", From: "main", Message: "d",
 			Changes: []repo.Change{{Path: "content/posts/d.md", Content: []byte("d\n")}}}, 5,
 			map[string]int{"GET git/ref": 2, "POST git/refs": 1}},
+		{"draft commit: tree from production, on the draft", repo.CommitRequest{Branch: "graft-studio/drafts/ada", TreeFrom: "main", Message: "e",
+			AllowEmpty: true, Changes: []repo.Change{{Path: "content/posts/d.md", Content: []byte("d\n")}, {Path: "content/posts/e.md", Content: []byte("e\n")}}}, 5,
+			map[string]int{"GET git/ref": 2, "PATCH git/refs": 1}},
 	}
 	for _, tt := range tests {
 		e.fake.ResetCalls()

@@ -2,8 +2,10 @@ package drafts
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -283,6 +285,185 @@ func testPublisher(t *testing.T, newPub func(t *testing.T) (Publisher, *repo.Rep
 		got, _ := readAt(t, truth, "main", hello)
 		if ok != 1 || !strings.HasPrefix(got, "edit ") {
 			t.Errorf("%d writes succeeded, file %q", ok, got)
+		}
+	})
+
+	t.Run("TreeFrom", func(t *testing.T) {
+		pub, truth := newPub(t)
+		hello, mine := "content/posts/hello.md", "content/posts/mine.md"
+		d1, err := pub.Commit(ctx, repo.CommitRequest{Branch: draft, From: "main", TreeFrom: "main", Author: ada, Message: "Add mine",
+			Changes: []repo.Change{{Path: mine, Content: []byte("mine\n"), Base: repo.MustNotExist}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Production moves on the backend itself.
+		if _, err := truth.Commit(ctx, repo.CommitRequest{Branch: "main", Message: "move main", Changes: []repo.Change{
+			{Path: "README.md", Content: []byte("moved\n")}, {Path: hello, Content: []byte("hello v2\n")}}}); err != nil {
+			t.Fatal(err)
+		}
+		// The next draft commit starts from production's current tree, on
+		// top of the previous draft commit; bases are checked against main.
+		d2, err := pub.Commit(ctx, repo.CommitRequest{Branch: draft, TreeFrom: "main", Author: ada, Message: "Edit hello",
+			Changes: []repo.Change{{Path: mine, Blob: d1.Versions[mine]},
+				{Path: hello, Content: []byte("hello mine\n"), Base: repo.BaseOf(blobSHA("hello v2\n"))}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d2.Parent != d1.Commit || head(t, truth, draft) != d2.Commit || d2.Unchanged {
+			t.Fatalf("result %+v, draft %s, previous %s", d2, head(t, truth, draft), d1.Commit)
+		}
+		want := map[string]string{"README.md": "moved\n", mine: "mine\n", hello: "hello mine\n",
+			"content/posts/world.md": suiteSeed["content/posts/world.md"]}
+		for p, w := range want {
+			if got, _ := readAt(t, truth, draft, p); got != w {
+				t.Errorf("%s on the draft = %q, want %q", p, got, w)
+			}
+		}
+		// A base that matches the draft's own tree but not main's is a conflict.
+		_, err = pub.Commit(ctx, repo.CommitRequest{Branch: draft, TreeFrom: "main", Message: "x",
+			Changes: []repo.Change{{Path: hello, Content: []byte("x\n"), Base: repo.BaseOf(blobSHA("hello mine\n"))}}})
+		if e := wantCode(t, err, errs.ContentConflict); e.Details["currentVersion"] != blobSHA("hello v2\n") {
+			t.Errorf("conflict details %v", e.Details)
+		}
+		if head(t, truth, draft) != d2.Commit {
+			t.Error("the draft moved on a refused write")
+		}
+		_, err = pub.Commit(ctx, repo.CommitRequest{Branch: draft, TreeFrom: "preview/none", Message: "x",
+			Changes: []repo.Change{{Path: "x.md", Content: []byte("x")}}})
+		wantCode(t, err, errs.BranchNotFound)
+	})
+
+	t.Run("AllowEmpty", func(t *testing.T) {
+		pub, truth := newPub(t)
+		tests := []struct {
+			name    string
+			changes []repo.Change
+		}{
+			{"no changes", nil},
+			{"same bytes", []repo.Change{{Path: "README.md", Content: []byte(suiteSeed["README.md"])}}},
+			{"same blob", []repo.Change{{Path: "README.md", Blob: blobSHA(suiteSeed["README.md"])}}},
+		}
+		g, err := git.PlainOpen(truth.Path())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tt := range tests {
+			before := head(t, truth, "main")
+			res, err := pub.Commit(ctx, repo.CommitRequest{Branch: "main", Author: ada, Message: "Record " + tt.name,
+				Changes: tt.changes, AllowEmpty: true})
+			if err != nil {
+				t.Fatalf("%s: %v", tt.name, err)
+			}
+			if res.Unchanged || res.Parent != before || res.Commit == before || head(t, truth, "main") != res.Commit {
+				t.Fatalf("%s: result %+v, main was %s, is %s", tt.name, res, before, head(t, truth, "main"))
+			}
+			c, err := g.CommitObject(plumbing.NewHash(res.Commit))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := g.CommitObject(plumbing.NewHash(before))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.TreeHash != p.TreeHash || c.Message != "Record "+tt.name+"\n" {
+				t.Errorf("%s: tree %s (parent's %s), message %q", tt.name, c.TreeHash, p.TreeHash, c.Message)
+			}
+		}
+	})
+
+	t.Run("Blob", func(t *testing.T) {
+		pub, truth := newPub(t)
+		hello := suiteSeed["content/posts/hello.md"]
+		copyPath := "content/posts/copy.md"
+		res, err := pub.Commit(ctx, repo.CommitRequest{Branch: "main", Message: "Copy hello",
+			Changes: []repo.Change{{Path: copyPath, Blob: blobSHA(hello), Base: repo.MustNotExist}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, v := readAt(t, truth, "main", copyPath); got != hello || v != blobSHA(hello) || res.Versions[copyPath] != v {
+			t.Errorf("copy reads %q version %s, result %v", got, v, res.Versions)
+		}
+		before := head(t, truth, "main")
+		tests := []struct {
+			name string
+			blob string
+		}{
+			{"a blob nobody stored", blobSHA("never stored anywhere\n")},
+			{"not a SHA", "main"},
+		}
+		for _, tt := range tests {
+			_, err := pub.Commit(ctx, repo.CommitRequest{Branch: "main", Message: "x",
+				Changes: []repo.Change{{Path: "content/posts/x.md", Blob: tt.blob}}})
+			wantCode(t, err, errs.InputValidationFailed)
+			if head(t, truth, "main") != before {
+				t.Errorf("%s: main moved", tt.name)
+			}
+		}
+	})
+
+	t.Run("Rebuild error is returned and nothing moves", func(t *testing.T) {
+		pub, truth := newPub(t)
+		branch := "preview/race"
+		if _, err := pub.Commit(ctx, repo.CommitRequest{Branch: branch, From: "main", Message: "start",
+			Changes: []repo.Change{{Path: "start.md", Content: []byte("start\n")}}}); err != nil {
+			t.Fatal(err)
+		}
+		// Another writer (its own handle on the backend) keeps moving the branch.
+		other, err := repo.OpenRepo(truth.Path())
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop, stopped := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(stopped)
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				other.Commit(ctx, repo.CommitRequest{Branch: branch, Message: fmt.Sprintf("other %d", i),
+					Changes: []repo.Change{{Path: "other.md", Content: fmt.Appendf(nil, "other %d\n", i)}}})
+			}
+		}()
+		refused := errors.New("the plan no longer holds")
+		var ours []string
+		rebuilt := 0
+		for try := 0; try < 200 && rebuilt == 0; try++ {
+			called := false
+			msg := fmt.Sprintf("ours %d", try)
+			_, err := pub.Commit(ctx, repo.CommitRequest{Branch: branch, Message: msg,
+				Changes: []repo.Change{{Path: fmt.Sprintf("ours-%d.md", try), Content: []byte(msg)}},
+				Rebuild: func(string) ([]repo.Change, error) { called = true; return nil, refused }})
+			if !called {
+				if err != nil {
+					t.Fatalf("try %d: %v", try, err)
+				}
+				continue
+			}
+			rebuilt++
+			ours = append(ours, msg+"\n")
+			if !errors.Is(err, refused) {
+				t.Errorf("Commit returned %v, want the Rebuild error", err)
+			}
+		}
+		close(stop)
+		<-stopped
+		if rebuilt == 0 {
+			t.Fatal("the branch never moved under a commit")
+		}
+		g, err := git.PlainOpen(truth.Path())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range firstParents(t, truth, head(t, truth, branch)) {
+			co, err := g.CommitObject(plumbing.NewHash(c))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if slices.Contains(ours, co.Message) {
+				t.Errorf("the refused commit %q is on the branch", co.Message)
+			}
 		}
 	})
 

@@ -128,14 +128,9 @@ type Service struct {
 	Drafts *drafts.Store
 }
 
-// Open opens the project in dir (the folder holding graft.yaml).
-func Open(dir string) (*Service, error) {
-	p, err := repo.OpenProject(dir)
-	if err != nil {
-		return nil, err
-	}
-	return New(p), nil
-}
+// Open opens the project in dir (the folder holding graft.yaml), in GitHub
+// mode when the project names a GitHub repository (see OpenWith).
+func Open(dir string) (*Service, error) { return OpenWith(dir, OpenOptions{}) }
 
 // New returns a service over an already opened project, publishing locally.
 func New(p *repo.Project) *Service {

@@ -12,9 +12,11 @@
 package fakegithub
 
 import (
+	"bytes"
 	"crypto/rsa"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -26,6 +28,7 @@ import (
 
 	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/format/pktline"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
@@ -89,6 +92,7 @@ type pull struct {
 	Labels    []string
 	Reviewers []string
 	Teams     []string
+	Merged    bool
 }
 
 type checkRun struct {
@@ -169,6 +173,13 @@ func (s *Server) AddCheckRun(sha, name, status, conclusion string) {
 	s.checks[sha] = append(s.checks[sha], checkRun{Name: name, Status: status, Conclusion: conclusion})
 }
 
+// ClearCheckRuns removes the check runs of a commit.
+func (s *Server) ClearCheckRuns(sha string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.checks, sha)
+}
+
 // Calls returns how many requests each endpoint received, keyed by
 // "METHOD endpoint" such as "POST git/trees", "PATCH git/refs",
 // "GET git/ref", "POST pulls" or "GIT upload-pack" (faulted requests included).
@@ -205,7 +216,7 @@ func (s *Server) ResetCalls() {
 type Pull struct {
 	Number                           int
 	Title, Body, Head, Base, State   string
-	Draft                            bool
+	Draft, Merged                    bool
 	Labels, Reviewers, TeamReviewers []string
 }
 
@@ -216,7 +227,7 @@ func (s *Server) Pulls() []Pull {
 	out := make([]Pull, 0, len(s.pulls))
 	for _, p := range s.pulls {
 		out = append(out, Pull{Number: p.Number, Title: p.Title, Body: p.Body, Head: p.Head, Base: p.Base,
-			State: p.State, Draft: p.Draft, Labels: append([]string(nil), p.Labels...),
+			State: p.State, Draft: p.Draft, Merged: p.Merged, Labels: append([]string(nil), p.Labels...),
 			Reviewers: append([]string(nil), p.Reviewers...), TeamReviewers: append([]string(nil), p.Teams...)})
 	}
 	return out
@@ -307,6 +318,8 @@ func (s *Server) route(method, path string) (string, http.HandlerFunc) {
 		return "pulls", s.createPull
 	case rest == "pulls" && method == http.MethodGet:
 		return "pulls", s.listPulls
+	case len(seg) == 3 && seg[0] == "pulls" && seg[2] == "merge" && method == http.MethodPut:
+		return "pulls/merge", func(w http.ResponseWriter, r *http.Request) { s.mergePull(w, r, seg[1]) }
 	case len(seg) == 3 && seg[0] == "pulls" && seg[2] == "requested_reviewers" && method == http.MethodPost:
 		return "pulls/requested_reviewers", func(w http.ResponseWriter, r *http.Request) { s.requestReviewers(w, r, seg[1]) }
 	case len(seg) == 3 && seg[0] == "issues" && seg[2] == "labels" && method == http.MethodPost:
@@ -367,11 +380,17 @@ func (s *Server) serveGit(w http.ResponseWriter, r *http.Request, rest string) {
 		w.Header().Set("Cache-Control", "no-cache")
 		ar.Encode(w)
 	case r.Method == http.MethodPost && rest == "git-upload-pack":
-		req := packp.NewUploadPackRequest()
-		if err := req.Decode(r.Body); err != nil {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
 			writeError(w, http.StatusBadRequest, err.Error())
 			return
 		}
+		req := packp.NewUploadPackRequest()
+		if err := req.Decode(bytes.NewReader(body)); err != nil { // wants and capabilities only
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		req.Haves = decodeHaves(body)
 		resp, err := sess.UploadPack(r.Context(), req)
 		if err != nil {
 			writeError(w, http.StatusInternalServerError, err.Error())
@@ -383,6 +402,20 @@ func (s *Server) serveGit(w http.ResponseWriter, r *http.Request, rest string) {
 	default:
 		writeError(w, http.StatusForbidden, "the fake serves fetches (git-upload-pack) only")
 	}
+}
+
+// decodeHaves returns the "have" lines of an upload-pack request (go-git's
+// UploadPackRequest decodes the wants only), so that a fetch gets only the
+// objects the client does not have yet.
+func decodeHaves(body []byte) []plumbing.Hash {
+	var haves []plumbing.Hash
+	sc := pktline.NewScanner(bytes.NewReader(body))
+	for sc.Scan() {
+		if h, ok := strings.CutPrefix(strings.TrimSpace(string(sc.Bytes())), "have "); ok && len(h) == 40 {
+			haves = append(haves, plumbing.NewHash(h))
+		}
+	}
+	return haves
 }
 
 // bareLoader opens the bare repository afresh for every session, so each

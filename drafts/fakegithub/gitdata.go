@@ -522,17 +522,29 @@ func (s *Server) isAncestor(a, b plumbing.Hash) bool {
 }
 
 // raceCommit makes another writer's commit on parent ("" = none): parent's
-// tree plus the file race/<n>.txt.
-func (s *Server) raceCommit(parent string) (string, error) {
+// tree plus the file race/<n>.txt. With keepTrailers, the message repeats
+// parent's Graft- trailers, as another graft replica's draft commit would
+// (a draft commit lists the whole mine set).
+func (s *Server) raceCommit(parent string, keepTrailers bool) (string, error) {
 	s.races++
 	base := plumbing.ZeroHash
 	var parents []plumbing.Hash
+	msg := fmt.Sprintf("Race %d\n", s.races)
 	if parent != "" {
 		c, err := object.GetCommit(s.git.Storer, plumbing.NewHash(parent))
 		if err != nil {
 			return "", err
 		}
 		base, parents = c.TreeHash, []plumbing.Hash{c.Hash}
+		var trailers []string
+		for _, line := range strings.Split(c.Message, "\n") {
+			if strings.HasPrefix(line, "Graft-") {
+				trailers = append(trailers, line)
+			}
+		}
+		if keepTrailers && len(trailers) > 0 {
+			msg += "\n" + strings.Join(trailers, "\n") + "\n"
+		}
 	}
 	blob, err := s.writeObject(plumbing.BlobObject, fmt.Appendf(nil, "race %d\n", s.races))
 	if err != nil {
@@ -544,7 +556,7 @@ func (s *Server) raceCommit(parent string) (string, error) {
 	}
 	now := time.Now()
 	sig := object.Signature{Name: "another writer", Email: "other@example.org", When: now}
-	h, err := s.encode(&object.Commit{Author: sig, Committer: sig, Message: fmt.Sprintf("Race %d\n", s.races),
+	h, err := s.encode(&object.Commit{Author: sig, Committer: sig, Message: msg,
 		TreeHash: tree, ParentHashes: parents})
 	return h.String(), err
 }
@@ -555,7 +567,7 @@ func (s *Server) raceUpdate(name string) {
 	if cur == "" {
 		return
 	}
-	if sha, err := s.raceCommit(cur); err == nil {
+	if sha, err := s.raceCommit(cur, true); err == nil {
 		s.Repo.UpdateRef(name, cur, sha)
 	}
 }
@@ -571,7 +583,7 @@ func (s *Server) raceCreate(name, wanted string) {
 	if c, err := object.GetCommit(s.git.Storer, plumbing.NewHash(wanted)); err == nil && len(c.ParentHashes) > 0 {
 		parent = c.ParentHashes[0].String()
 	}
-	if sha, err := s.raceCommit(parent); err == nil {
+	if sha, err := s.raceCommit(parent, false); err == nil {
 		s.Repo.UpdateRef(name, "", sha)
 	}
 }

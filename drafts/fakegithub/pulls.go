@@ -1,6 +1,7 @@
 package fakegithub
 
 import (
+	"context"
 	"crypto"
 	"crypto/rsa"
 	"crypto/sha256"
@@ -11,6 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/repo"
 )
 
 // Pull requests, labels, statuses and app tokens. Handlers run with s.mu held.
@@ -276,4 +280,79 @@ func decodeSegment(seg string, v any) error {
 		return err
 	}
 	return json.Unmarshal(b, v)
+}
+
+// mergePull merges an open pull request the way GitHub's squash merge does:
+// one commit on the base branch holding the head's changes since their
+// merge base (merge_method is not looked at). A path that the base changed
+// too, to other bytes, makes the pull request unmergeable (405).
+func (s *Server) mergePull(w http.ResponseWriter, r *http.Request, number string) {
+	p := s.findPull(w, number)
+	if p == nil {
+		return
+	}
+	var in struct {
+		CommitTitle   string `json:"commit_title"`
+		CommitMessage string `json:"commit_message"`
+		SHA           string `json:"sha"`
+	}
+	if r.ContentLength != 0 {
+		if err := decodeBody(r, &in); err != nil {
+			writeError(w, http.StatusBadRequest, "Problems parsing JSON")
+			return
+		}
+	}
+	head, base := s.refValue("refs/heads/"+p.Head), s.refValue("refs/heads/"+p.Base)
+	switch {
+	case p.State != "open":
+		writeError(w, http.StatusMethodNotAllowed, "Pull Request is not open")
+		return
+	case in.SHA != "" && in.SHA != head:
+		writeError(w, http.StatusConflict, "Head branch was modified. Review and try the merge again.")
+		return
+	case head == "" || base == "":
+		writeError(w, http.StatusMethodNotAllowed, "Pull Request is not mergeable")
+		return
+	}
+	mb, err := s.Repo.MergeBase(base, head)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	diff, err := s.Repo.Diff(mb, head, "")
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	changes := make([]repo.Change, 0, len(diff))
+	for _, c := range diff {
+		// The base must still hold the merge base's version (or the head's).
+		ch := repo.Change{Path: c.Path, Blob: c.To, Delete: c.To == ""}
+		_, cur, err := s.Repo.ReadFile(p.Base, c.Path)
+		if err != nil && !errs.Is(err, errs.DocumentNotFound) {
+			writeError(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+		if cur != c.From && cur != c.To {
+			writeError(w, http.StatusMethodNotAllowed, "Pull Request is not mergeable")
+			return
+		}
+		changes = append(changes, ch)
+	}
+	title := in.CommitTitle
+	if title == "" {
+		title = fmt.Sprintf("%s (#%d)", p.Title, p.Number)
+	}
+	msg := title
+	if in.CommitMessage != "" {
+		msg += "\n\n" + in.CommitMessage
+	}
+	res, err := s.Repo.Commit(context.Background(), repo.CommitRequest{Branch: p.Base, Changes: changes, Message: msg,
+		Author: repo.Signature{Name: "fake GitHub", Email: "noreply@github.invalid"}, AllowEmpty: true})
+	if err != nil {
+		writeError(w, http.StatusMethodNotAllowed, "Pull Request is not mergeable: "+err.Error())
+		return
+	}
+	p.State, p.Merged = "closed", true
+	writeJSON(w, http.StatusOK, map[string]any{"sha": res.Commit, "merged": true, "message": "Pull Request successfully merged"})
 }
