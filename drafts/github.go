@@ -280,7 +280,7 @@ func (g *GitHub) Commit(ctx context.Context, req repo.CommitRequest) (repo.Commi
 					With("branch", req.From).WithFix("Create %s first, or commit from an existing branch.", req.From)
 			}
 		}
-		moved := attempt > 0
+		moved := req.Moved(attempt, tip)
 		if !moved && req.Rebuild != nil {
 			local, _, _ := g.local.Head(req.Branch)
 			moved = local != tip

@@ -467,6 +467,36 @@ func testPublisher(t *testing.T, newPub func(t *testing.T) (Publisher, *repo.Rep
 		}
 	})
 
+	t.Run("Expect: a stale plan is rebuilt before anything moves", func(t *testing.T) {
+		pub, truth := newPub(t)
+		branch := "preview/expect"
+		first, err := pub.Commit(ctx, repo.CommitRequest{Branch: branch, From: "main", Message: "one",
+			Changes: []repo.Change{{Path: "one.md", Content: []byte("one\n")}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pub.Commit(ctx, repo.CommitRequest{Branch: branch, Message: "two",
+			Changes: []repo.Change{{Path: "two.md", Content: []byte("two\n")}}}); err != nil {
+			t.Fatal(err)
+		}
+		stale := first.Commit // planned on the first commit; the branch has moved since
+		refused := errors.New("re-plan")
+		var rebuiltOn string
+		_, err = pub.Commit(ctx, repo.CommitRequest{Branch: branch, Message: "three", Expect: &stale,
+			Changes: []repo.Change{{Path: "three.md", Content: []byte("three\n")}},
+			Rebuild: func(tip string) ([]repo.Change, error) { rebuiltOn = tip; return nil, refused }})
+		if !errors.Is(err, refused) || rebuiltOn != head(t, truth, branch) {
+			t.Errorf("stale Expect: err %v, rebuilt on %q, head %q", err, rebuiltOn, head(t, truth, branch))
+		}
+		current := head(t, truth, branch)
+		called := false
+		if _, err := pub.Commit(ctx, repo.CommitRequest{Branch: branch, Message: "three", Expect: &current,
+			Changes: []repo.Change{{Path: "three.md", Content: []byte("three\n")}},
+			Rebuild: func(string) ([]repo.Change, error) { called = true; return nil, refused }}); err != nil || called {
+			t.Errorf("current Expect: err %v, rebuild called %v", err, called)
+		}
+	})
+
 	t.Run("DeleteBranch", func(t *testing.T) {
 		pub, truth := newPub(t)
 		res, err := pub.Commit(ctx, repo.CommitRequest{Branch: draft, From: "main", Message: "x",

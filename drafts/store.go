@@ -253,8 +253,9 @@ func (s *Store) commitDraft(ctx context.Context, branch string, writes []repo.Ch
 			result.Commit = ""
 			return result, err
 		}
+		planned := d.Head // mine was read from this head: a commit on any other is re-planned
 		req := repo.CommitRequest{Branch: branch, TreeFrom: prod, Changes: changes, AllowEmpty: true,
-			Message: FormatMessage(message, prod, mine), Author: author,
+			Message: FormatMessage(message, prod, mine), Author: author, Expect: &planned,
 			Rebuild: func(string) ([]repo.Change, error) { return nil, errDraftMoved }}
 		if prodTip != "" {
 			req.From = prod

@@ -79,6 +79,17 @@ type CommitRequest struct {
 	// returns the changes to apply instead. Without it, Changes are applied
 	// again, each Base checked against the new tip.
 	Rebuild func(tip string) ([]Change, error)
+	// Expect, when set, is the branch tip the changes were planned on ("" =
+	// the branch did not exist). When the tip differs already at the first
+	// attempt, the branch counts as moved: Rebuild is called before building.
+	// Drafts use it so a change planned from a stale draft head is re-planned.
+	Expect *string
+}
+
+// Moved reports whether tip (the branch's current tip, "" when absent)
+// differs from what the request was planned on, at the given attempt.
+func (req CommitRequest) Moved(attempt int, tip string) bool {
+	return attempt > 0 || (req.Expect != nil && *req.Expect != tip)
 }
 
 // CommitResult is what Repo.Commit made.
@@ -153,7 +164,7 @@ func (r *Repo) Commit(ctx context.Context, req CommitRequest) (CommitResult, err
 				return CommitResult{}, err
 			}
 		}
-		if attempt > 0 && req.Rebuild != nil {
+		if req.Moved(attempt, tip) && req.Rebuild != nil {
 			if changes, err = req.Rebuild(start); err != nil {
 				return CommitResult{}, err
 			}

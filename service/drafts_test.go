@@ -482,3 +482,46 @@ func TestParallelDrafts(t *testing.T) {
 		t.Error("production moved")
 	}
 }
+
+// TestConcurrentWritesOneDraft: writes of one identity racing on its draft
+// in one process all land — none drops another's path from mine.
+func TestConcurrentWritesOneDraft(t *testing.T) {
+	s := openSample(t)
+	ctx := context.Background()
+	agent := Caller{ID: "agent:racer", Scopes: []string{ScopeContentWrite}}
+	const workers, each = 6, 5
+	var wg sync.WaitGroup
+	errc := make(chan error, workers*each)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				_, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "notes", Slug: fmt.Sprintf("race-%d-%d", w, i),
+					Data: map[string]any{"n": i}, Body: "x\n"})
+				errc <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := s.ListDrafts(ctx, agent, ListDraftsInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Changes) != workers*each {
+		t.Errorf("draft holds %d changes, want %d", len(list.Changes), workers*each)
+	}
+	for w := range workers {
+		for i := range each {
+			if _, err := s.GetContent(ctx, agent, GetContentInput{Collection: "notes", Slug: fmt.Sprintf("race-%d-%d", w, i), Branch: list.Branch}); err != nil {
+				t.Errorf("race-%d-%d lost: %v", w, i, err)
+			}
+		}
+	}
+}
