@@ -253,6 +253,11 @@ func (s *Store) Publish(ctx context.Context, as PublishAs, req PublishRequest) (
 				With("path", p).WithFix("add %s to paths, or remove it from resolve", p)
 		}
 	}
+	// Publish reads the draft and production from the local repository; on
+	// GitHub that is a cache, so bring it up to date first (a no-op locally).
+	if err := s.Publisher.Sync(ctx); err != nil {
+		return PublishResult{}, err
+	}
 	branch := Branch(as.Identity)
 	d, err := s.Load(branch)
 	if err != nil {
