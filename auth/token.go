@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/service"
 )
 
 // TokenPrefix starts every token graft issues, so a leaked one is easy to
@@ -278,4 +279,20 @@ func (s *FileStore) Lookup(_ context.Context, secret string) (Token, error) {
 func ErrTokenInvalid() *errs.Error {
 	return errs.New(errs.TokenInvalid, "the bearer token is unknown or revoked").
 		WithFix("create a token with `graft token create --name NAME --scopes …` and send it as `Authorization: Bearer <token>`")
+}
+
+// Caller is the identity a token acts as, holding the token's scopes.
+func (t Token) Caller() service.Caller {
+	return service.Caller{ID: t.Identity(), Name: t.Name, Scopes: append([]string{}, t.Scopes...)}
+}
+
+// Resolver returns a function resolving secrets to callers through store.
+func Resolver(store TokenStore) func(ctx context.Context, secret string) (service.Caller, error) {
+	return func(ctx context.Context, secret string) (service.Caller, error) {
+		t, err := store.Lookup(ctx, secret)
+		if err != nil {
+			return service.Caller{}, err
+		}
+		return t.Caller(), nil
+	}
 }

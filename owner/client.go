@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,6 +21,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/repo"
 	"github.com/graft-studio/graft/serve"
 	"github.com/graft-studio/graft/service"
 )
@@ -111,7 +113,11 @@ func (c *Conn) AskShutdown(ctx context.Context) error {
 // .graft/owner.log) and waits at most wait for its socket. exe is the graft
 // binary; argv0 is the name it runs as.
 func Spawn(exe, argv0, dir string, idle, wait time.Duration) (*Conn, error) {
-	logf, err := os.OpenFile(SocketPath(dir)[:len(SocketPath(dir))-len(SocketName)]+"owner.log", os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	state := filepath.Join(dir, repo.StateDirName)
+	if err := os.MkdirAll(state, 0o755); err != nil {
+		return nil, err
+	}
+	logf, err := os.OpenFile(filepath.Join(state, "owner.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, err
 	}
@@ -121,25 +127,27 @@ func Spawn(exe, argv0, dir string, idle, wait time.Duration) (*Conn, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }() // reap it if it exits early
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }() // reap it whenever it exits
 	deadline := time.Now().Add(wait)
 	for time.Now().Before(deadline) {
 		if c, ok := Dial(dir); ok {
 			return c, nil
 		}
 		select {
-		case <-done:
-			// It exited: another process may have become the owner meanwhile.
-			if c, ok := Dial(dir); ok {
-				return c, nil
+		case <-exited:
+			// It exited: when it lost the race to another starter, that one
+			// opens the socket soon; otherwise it failed.
+			if l, err := Acquire(dir, "probe"); err == nil {
+				l.Release()
+				return nil, errs.New(errs.IndexBusy, "the background owner exited at start (see .graft/owner.log)").
+					WithFix("run `graft serve --dir %s` to see why", dir)
 			}
-			return nil, errs.New(errs.IndexBusy, "the background owner exited at start (see .graft/owner.log)").
-				WithFix("run `graft serve --dir %s` to see why", dir)
-		case <-time.After(25 * time.Millisecond):
+			exited = nil
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	return nil, errs.New(errs.IndexBusy, "the background owner did not open %s within %s", SocketPath(dir), wait).
+	return nil, errs.New(errs.IndexBusy, "no owner opened %s within %s", SocketPath(dir), wait).
 		WithFix("look at .graft/owner.log, or run `graft serve --dir %s`", dir)
 }
 

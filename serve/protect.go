@@ -166,8 +166,7 @@ func (s *Server) identify(r *http.Request) (service.Caller, string, error) {
 		if err != nil {
 			return service.Caller{}, "", err
 		}
-		scopes := append([]string{}, t.Scopes...)
-		return service.Caller{ID: t.Identity(), Name: t.Name, Scopes: scopes}, "id:" + t.Identity(), nil
+		return t.Caller(), "id:" + t.Identity(), nil
 	}
 	if s.loopback {
 		n, err := s.opts.Tokens.Count(r.Context())

@@ -92,6 +92,12 @@ func (a *app) runServe(parent context.Context, f serveFlags) error {
 		return err
 	}
 	defer lock.Release()
+	// The socket opens at once: clients that connect during the first
+	// compile wait in the backlog, not for a missing socket.
+	sock, err := lock.Listen()
+	if err != nil {
+		return err
+	}
 
 	opts := serve.Options{Dir: dir, TrustedProxyHops: f.hops, AllowedOrigins: f.origins, Rate: rate,
 		AllowAnonymous: os.Getenv(serve.AllowAnonymousEnv) == "1", Version: version, Logger: logger}
@@ -114,10 +120,6 @@ func (a *app) runServe(parent context.Context, f serveFlags) error {
 	}
 	defer srv.Close()
 	if err := srv.Start(ctx); err != nil {
-		return err
-	}
-	sock, err := lock.Listen()
-	if err != nil {
 		return err
 	}
 	activity := owner.NewActivity()
