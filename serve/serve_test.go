@@ -2,9 +2,9 @@ package serve
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
