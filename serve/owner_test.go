@@ -43,7 +43,10 @@ func TestOneOwner(t *testing.T) {
 	sessions := make([]*sdk.ClientSession, 2)
 	for i := range sessions {
 		wg.Add(1)
-		go func() { defer wg.Done(); sessions[i] = stdioAgent(t, dir, append(env, fmt.Sprintf("GRAFT_DEV_SCOPES=content:write,agent%d", i))...) }()
+		go func() {
+			defer wg.Done()
+			sessions[i] = stdioAgent(t, dir, append(env, fmt.Sprintf("GRAFT_DEV_SCOPES=content:write,agent%d", i))...)
+		}()
 	}
 	var searchOut []byte
 	var searchErr error
