@@ -23,7 +23,7 @@ var operator = service.Caller{ID: "user:op@example.org", Operator: true,
 
 // testServer is a Server over a real listener on 127.0.0.1.
 type testServer struct {
-	t   *testing.T
+	t   testing.TB
 	dir string
 	srv *Server
 	url string
@@ -55,7 +55,7 @@ functions:
 }
 
 // start serves dir on 127.0.0.1 with opts until the test ends.
-func start(t *testing.T, dir string, opts Options) *testServer {
+func start(t testing.TB, dir string, opts Options) *testServer {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
