@@ -127,15 +127,8 @@ func New(opts Options) (*Server, error) {
 		}
 		s.port = port
 		s.loopback = isLoopbackHost(host)
-		if !s.loopback && !opts.AllowAnonymous {
-			n, err := opts.Tokens.Count(context.Background())
-			if err != nil {
-				return nil, err
-			}
-			if n == 0 {
-				return nil, errs.New(errs.ConfigInvalid, "refusing to serve %s, a non-loopback address, with no tokens: every caller would be unchecked", opts.Addr).
-					WithFix("create a token (graft token create --name NAME --scopes content:write), bind to %s, or set %s=1 to serve anonymous reads", DefaultAddr, AllowAnonymousEnv)
-			}
+		if err := CheckExposure(opts.Addr, opts.Tokens, opts.AllowAnonymous); err != nil {
+			return nil, err
 		}
 	}
 	s.mcp = mcp.New(mcp.Options{Dir: opts.Dir, Identity: callerFromContext, Logger: logger, Version: opts.Version})
@@ -151,6 +144,29 @@ func New(opts Options) (*Server, error) {
 		s.watcher = newWatcher(s, opts.WatchInterval)
 	}
 	return s, nil
+}
+
+// CheckExposure fails closed (CONFIG_INVALID) when addr is not a loopback
+// address, no token exists and anonymous access was not opted into: such a
+// server would serve every caller unchecked (DESIGN §10).
+func CheckExposure(addr string, tokens auth.TokenStore, allowAnonymous bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return errs.New(errs.ConfigInvalid, "--addr %q is not host:port: %v", addr, err).
+			WithFix("pass an address like %s", DefaultAddr)
+	}
+	if isLoopbackHost(host) || allowAnonymous {
+		return nil
+	}
+	n, err := tokens.Count(context.Background())
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return errs.New(errs.ConfigInvalid, "refusing to serve %s, a non-loopback address, with no tokens: every caller would be unchecked", addr).
+			WithFix("create a token (graft token create --name NAME --scopes content:write), bind to %s, or set %s=1 to serve anonymous reads", DefaultAddr, AllowAnonymousEnv)
+	}
+	return nil
 }
 
 // Handler is the TCP handler: Host/Origin checks, bearer auth, rate limits.

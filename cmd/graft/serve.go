@@ -15,6 +15,7 @@ import (
 	"github.com/graft-studio/graft/auth"
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/owner"
+	"github.com/graft-studio/graft/repo"
 	"github.com/graft-studio/graft/serve"
 )
 
@@ -106,6 +107,13 @@ func (a *app) runServe(parent context.Context, f serveFlags) error {
 	}
 	var tcp net.Listener
 	if !f.ownerOnly {
+		p, err := repo.OpenProject(dir)
+		if err != nil {
+			return err
+		}
+		if err := serve.CheckExposure(f.addr, auth.OpenProjectStore(p.StateDir), opts.AllowAnonymous); err != nil {
+			return err
+		}
 		// Listen first, so that --addr :0 resolves the port the Host check uses.
 		if tcp, err = net.Listen("tcp", f.addr); err != nil {
 			return errs.New(errs.ConfigInvalid, "cannot listen on %s: %v", f.addr, err).
