@@ -6,7 +6,7 @@ BIN       := bin/graft
 RUN_DIR   ?= .run/sample
 FUZZTIME  ?= 30s
 # Packages whose state is shared between goroutines: their tests also run under -race.
-RACE_PKGS := ./repo/ ./index/ ./service/ ./drafts/
+RACE_PKGS := ./repo/ ./index/ ./service/ ./drafts/ ./auth/ ./client/
 
 .PHONY: all build run test test-race vet fuzz bench clean
 
@@ -16,7 +16,9 @@ build:
 	$(GO) build -o $(BIN) ./cmd/graft
 
 # The main job on the bundled sample site: build, create the site as a Git
-# repository, check it, compile its search index and search it.
+# repository, check it, compile its search index, search it, then serve it
+# (MCP at /mcp, the content API, /healthz, /metrics) until Ctrl-C.
+ADDR ?= 127.0.0.1:3903
 run: build
 	@if [ ! -f $(RUN_DIR)/graft.yaml ]; then $(BIN) init --sample $(RUN_DIR); fi
 	$(BIN) --dir $(RUN_DIR) check
@@ -24,7 +26,9 @@ run: build
 	$(BIN) --dir $(RUN_DIR) content list posts
 	$(BIN) --dir $(RUN_DIR) search 'draft or agents'
 	@echo
-	@echo "Give an agent the tools: $(BIN) mcp --dir $(RUN_DIR)   (MCP over stdio)"
+	@echo "Try: curl 'http://$(ADDR)/api/content/v1/search?q=agents'   ·   MCP over HTTP: http://$(ADDR)/mcp"
+	@echo "     or over stdio: $(BIN) mcp --dir $(RUN_DIR)   (bridges to this server)"
+	$(BIN) --dir $(RUN_DIR) serve --addr $(ADDR)
 
 # The whole test suite: vet, every package's tests (fuzz seeds included), and
 # the packages with shared state again under the race detector (-short: the

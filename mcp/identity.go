@@ -16,14 +16,39 @@ const StdioAgent = "agent:graft-cli"
 // approvals:decide is never granted over stdio, so an agent can file an
 // approval but only a person decides it.
 //
-// GRAFT_DEV_TOKEN names a token's identity; tokens live in the state
-// database, which lands with the serve issue. Until then a set
-// GRAFT_DEV_TOKEN fails closed with TOKEN_INVALID rather than being ignored.
+// GRAFT_DEV_TOKEN names a token's identity, which StdioIdentity cannot
+// check: a set GRAFT_DEV_TOKEN fails closed with TOKEN_INVALID rather than
+// being ignored. StdioIdentityWithTokens resolves it.
 func StdioIdentity(getenv func(string) string) Identity {
-	return func(context.Context) (service.Caller, error) {
-		if getenv("GRAFT_DEV_TOKEN") != "" {
-			return service.Caller{}, errs.New(errs.TokenInvalid, "GRAFT_DEV_TOKEN is set, but tokens cannot be checked yet: they live in the state database of `graft serve`").
-				WithFix("unset GRAFT_DEV_TOKEN and choose scopes with GRAFT_DEV_SCOPES instead")
+	return StdioIdentityWithTokens(getenv, nil)
+}
+
+// TokenLookup resolves a bearer token to the caller it stands for
+// (TOKEN_INVALID when it is unknown or revoked).
+type TokenLookup func(ctx context.Context, secret string) (service.Caller, error)
+
+// StdioIdentityWithTokens is StdioIdentity resolving GRAFT_DEV_TOKEN with
+// lookup: the connection acts as the token's identity, with its scopes
+// except approvals:decide (never held over stdio).
+func StdioIdentityWithTokens(getenv func(string) string, lookup TokenLookup) Identity {
+	return func(ctx context.Context) (service.Caller, error) {
+		if secret := getenv("GRAFT_DEV_TOKEN"); secret != "" {
+			if lookup == nil {
+				return service.Caller{}, errs.New(errs.TokenInvalid, "GRAFT_DEV_TOKEN is set, but this server has no token store to check it against").
+					WithFix("start graft mcp with --dir naming the project whose token it is, or unset GRAFT_DEV_TOKEN")
+			}
+			c, err := lookup(ctx, secret)
+			if err != nil {
+				return service.Caller{}, err
+			}
+			kept := []string{}
+			for _, s := range c.Scopes {
+				if s != service.ScopeApprovalsDecide {
+					kept = append(kept, s)
+				}
+			}
+			c.Scopes = kept
+			return c, nil
 		}
 		scopes := []string{service.ScopeContentWrite}
 		if v := strings.TrimSpace(getenv("GRAFT_DEV_SCOPES")); v != "" {

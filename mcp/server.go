@@ -200,6 +200,11 @@ func (s *Server) Refresh() {
 	s.syncTools()
 }
 
+// Project returns the project's service, or the error it failed to load
+// with (re-reading graft.yaml first when it changed). graft serve's HTTP
+// routes call it, so MCP and the content API share one service and one index.
+func (s *Server) Project() (*service.Service, error) { return s.project() }
+
 // project returns the service, or the load error.
 func (s *Server) project() (*service.Service, error) {
 	if s.opts.Dir == "" {

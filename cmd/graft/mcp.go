@@ -13,8 +13,12 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/graft-studio/graft/auth"
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/mcp"
+	"github.com/graft-studio/graft/owner"
+	"github.com/graft-studio/graft/repo"
+	"github.com/graft-studio/graft/service"
 )
 
 type mcpFlags struct {
@@ -36,6 +40,9 @@ re-reads it on change.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+			if done, err := a.bridgeMCP(cmd.Context(), f, logger); done {
+				return err
+			}
 			s := mcp.New(a.mcpOptions(f, logger))
 			if a.mcpDir() == "" {
 				fmt.Fprintln(a.stderr, "graft mcp: no project folder; only explain_error, list_packages and list_registry are served. Start it as `graft mcp --dir /path/to/project` (or set GRAFT_DIR).")
@@ -71,12 +78,39 @@ func (a *app) mcpDir() string {
 
 func (a *app) mcpOptions(f mcpFlags, logger *slog.Logger) mcp.Options {
 	return mcp.Options{Dir: a.mcpDir(), Branch: f.branch, ElicitApprovals: f.elicit,
-		Identity: mcp.StdioIdentity(os.Getenv), Logger: logger, Version: version}
+		Identity: a.stdioIdentity(), Logger: logger, Version: version}
 }
 
-// inMemory starts the real server on an in-memory transport and returns a
-// connected go-sdk client session.
+// stdioIdentity is agent:graft-cli (GRAFT_DEV_SCOPES), or the identity of
+// GRAFT_DEV_TOKEN checked against the project's token store.
+func (a *app) stdioIdentity() mcp.Identity {
+	var lookup mcp.TokenLookup
+	if dir := a.mcpDir(); dir != "" {
+		lookup = func(ctx context.Context, secret string) (service.Caller, error) {
+			p, err := repo.OpenProject(dir)
+			if err != nil {
+				return service.Caller{}, err
+			}
+			return auth.Resolver(auth.OpenProjectStore(p.StateDir))(ctx, secret)
+		}
+	}
+	return mcp.StdioIdentityWithTokens(os.Getenv, lookup)
+}
+
+// inMemory connects a go-sdk client session to the real server: the
+// project's owner over its socket when one runs (so a running graft serve
+// keeps the only index and writer), else a server in this process on an
+// in-memory transport.
 func (a *app) inMemory(ctx context.Context, f mcpFlags) (*sdk.ClientSession, error) {
+	if dir := a.mcpDir(); dir != "" && f.branch == "" && !f.elicit {
+		if conn, ok := owner.Dial(dir); ok {
+			caller, err := a.stdioIdentity()(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return conn.MCP(ctx, caller, version)
+		}
+	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	s := mcp.New(a.mcpOptions(f, logger))
 	st, ct := sdk.NewInMemoryTransports()

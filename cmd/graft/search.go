@@ -1,14 +1,20 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"sync"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/owner"
+	"github.com/graft-studio/graft/repo"
 	"github.com/graft-studio/graft/service"
 )
 
@@ -76,13 +82,8 @@ prefix. A search on a draft or preview looks through its chain down to
 production, the nearest version of each document winning.`,
 		Args: args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			s, caller, err := a.open()
-			if err != nil {
-				return err
-			}
-			defer s.Close()
 			in.Query = strings.Join(argv, " ")
-			out, err := s.Search(cmd.Context(), caller, in)
+			out, err := a.search(cmd.Context(), in)
 			if err != nil {
 				return err
 			}
@@ -156,4 +157,60 @@ func (p *progressBar) done() {
 	if p.on && p.last >= 0 {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
+}
+
+// search runs a search through the project's owner when one runs (its warm
+// index, no lock wait), else in this process (waiting a few seconds at most
+// for the index: INDEX_BUSY).
+func (a *app) search(ctx context.Context, in service.SearchInput) (service.SearchOutput, error) {
+	dir, err := a.projectDir()
+	if err != nil {
+		return service.SearchOutput{}, err
+	}
+	if conn, ok := owner.Dial(dir); ok {
+		p, err := repo.OpenProject(dir)
+		if err != nil {
+			return service.SearchOutput{}, err
+		}
+		if in.Branch == "" {
+			in.Branch = p.Production() // the CLI reads production by default
+		}
+		var out service.SearchOutput
+		err = callOwnerTool(ctx, conn, service.Operator(dir), "search_content", in, &out)
+		return out, err
+	}
+	s, caller, err := a.open()
+	if err != nil {
+		return service.SearchOutput{}, err
+	}
+	defer s.Close()
+	return s.Search(ctx, caller, in)
+}
+
+// callOwnerTool calls one MCP tool on the owner as caller and decodes its
+// structured result into out; a tool error comes back as its *errs.Error.
+func callOwnerTool(ctx context.Context, conn *owner.Conn, caller service.Caller, name string, in, out any) error {
+	cs, err := conn.MCP(ctx, caller, version)
+	if err != nil {
+		return err
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: in})
+	if err != nil {
+		return err
+	}
+	text := ""
+	if len(res.Content) > 0 {
+		if t, ok := res.Content[0].(*sdk.TextContent); ok {
+			text = t.Text
+		}
+	}
+	if res.IsError {
+		var e errs.Error
+		if json.Unmarshal([]byte(text), &e) != nil || e.Code == "" {
+			e = *errs.New(errs.Internal, "%s", text)
+		}
+		return &e
+	}
+	return json.Unmarshal([]byte(text), out)
 }
