@@ -22,6 +22,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/graft-studio/graft/auth"
+	"github.com/graft-studio/graft/drafts"
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/index"
 	"github.com/graft-studio/graft/mcp"
@@ -61,6 +62,9 @@ type Options struct {
 	Rate auth.Rate
 	// MaxBodyBytes bounds request bodies (default 8 MiB).
 	MaxBodyBytes int64
+	// FetchInterval is how often, in GitHub mode, every branch is fetched
+	// from GitHub besides the push webhook (default 1 minute).
+	FetchInterval time.Duration
 	// WatchInterval is how often the refs are polled for moved branches
 	// (default 300ms; negative disables the watcher).
 	WatchInterval time.Duration
@@ -84,6 +88,7 @@ type Server struct {
 	handler  http.Handler // the TCP handler
 	socket   http.Handler // the owner socket handler
 	watcher  *watcher
+	follower *drafts.Follower // GitHub mode: fetches on webhook and interval
 }
 
 // New opens the project and builds the server. It refuses (CONFIG_INVALID)
@@ -140,6 +145,16 @@ func New(opts Options) (*Server, error) {
 	routes := s.routes(mcpHandler)
 	s.handler = s.protect(routes)
 	s.socket = s.trustSocket(routes)
+	if svc, err := s.Service(); err == nil && svc.GitHub() != nil {
+		// GitHub signs its deliveries (HMAC), it holds no bearer token and
+		// sends its own Host: the webhook is mounted beside the protected
+		// routes, and the ref watcher compiles whatever the fetch moved.
+		s.follower = drafts.NewFollower(svc.GitHub())
+		webhook := http.NewServeMux()
+		webhook.Handle("POST "+drafts.WebhookPath, http.MaxBytesHandler(s.follower, opts.MaxBodyBytes))
+		webhook.Handle("/", s.handler)
+		s.handler = webhook
+	}
 	if opts.WatchInterval > 0 {
 		s.watcher = newWatcher(s, opts.WatchInterval)
 	}
@@ -192,6 +207,13 @@ func (s *Server) Start(ctx context.Context) error {
 		return err
 	}
 	go s.watcher.run(ctx)
+	if s.follower != nil {
+		interval := s.opts.FetchInterval
+		if interval <= 0 {
+			interval = time.Minute
+		}
+		go s.follower.Run(ctx, interval)
+	}
 	return nil
 }
 
