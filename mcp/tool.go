@@ -146,6 +146,7 @@ func (t *tool[In, Out]) register(s *Server, def *sdk.Tool) {
 			return nil, nil, asToolError(err)
 		}
 		c.caller = caller
+		ctx = c.stateContext(ctx)
 		out, err := t.run(ctx, c, in)
 		if err != nil {
 			return nil, nil, asToolError(err)

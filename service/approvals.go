@@ -1,6 +1,7 @@
 package service
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -170,9 +171,13 @@ func resultOf(err error) string {
 // approvalRefusal explains why an approval did not let the call through.
 func approvalRefusal(g *approvalGate, a state.Approval, err error, operation, digest, who string) error {
 	if errors.Is(err, state.ErrNotFound) {
-		return errs.New(errs.ApprovalInvalid, "there is no approval %q", g.approval).
+		e := errs.New(errs.ApprovalInvalid, "there is no approval %q", g.approval).
 			With("reason", ReasonUnknown).With("approvalId", g.approval).
-			WithFix("call %s without approval to file a new request, and use the id it returns", g.operation)
+			WithFix("list the approvals that exist with `graft approvals --status all` (or list_approvals)")
+		if g.operation != "" {
+			e.WithFix("call %s without approval to file a new request, and use the id it returns", g.operation)
+		}
+		return e
 	}
 	if !errors.Is(err, state.ErrConflict) {
 		return err
@@ -218,7 +223,7 @@ func (s *Service) release(g *approvalGate, err error) {
 type Approval struct {
 	ID        string          `json:"id"`
 	Operation string          `json:"operation"`
-	Input     json.RawMessage `json:"input" jsonschema:"the canonical input the request is bound to"`
+	Input     map[string]any  `json:"input" jsonschema:"the canonical input the request is bound to"`
 	Requester string          `json:"requester"`
 	Status    string          `json:"status" jsonschema:"pending, approved, denied or consumed"`
 	Decider   string          `json:"decider,omitempty"`
@@ -230,7 +235,11 @@ type Approval struct {
 }
 
 func approvalOf(a state.Approval) Approval {
-	return Approval{ID: a.ID, Operation: a.Operation, Input: a.Input, Requester: a.Requester, Status: a.Status,
+	input := map[string]any{}
+	dec := json.NewDecoder(bytes.NewReader(a.Input))
+	dec.UseNumber()
+	_ = dec.Decode(&input)
+	return Approval{ID: a.ID, Operation: a.Operation, Input: input, Requester: a.Requester, Status: a.Status,
 		Decider: a.Decider, Reason: a.Reason, Channel: a.Channel, Created: a.Created, Decided: a.Decided, Consumed: a.Consumed}
 }
 

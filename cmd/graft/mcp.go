@@ -70,7 +70,7 @@ func (a *app) mcpDir() string {
 }
 
 func (a *app) mcpOptions(f mcpFlags, logger *slog.Logger) mcp.Options {
-	return mcp.Options{Dir: a.mcpDir(), Branch: f.branch, ElicitApprovals: f.elicit,
+	return mcp.Options{Dir: a.mcpDir(), Branch: f.branch, ElicitApprovals: f.elicit, LocalFiles: true,
 		Identity: mcp.StdioIdentity(os.Getenv), Logger: logger, Version: version}
 }
 
