@@ -221,17 +221,17 @@ func (s *Service) release(g *approvalGate, err error) {
 
 // Approval is one approval request as tools and the CLI show it.
 type Approval struct {
-	ID        string          `json:"id"`
-	Operation string          `json:"operation"`
-	Input     map[string]any  `json:"input" jsonschema:"the canonical input the request is bound to"`
-	Requester string          `json:"requester"`
-	Status    string          `json:"status" jsonschema:"pending, approved, denied or consumed"`
-	Decider   string          `json:"decider,omitempty"`
-	Reason    string          `json:"reason,omitempty"`
-	Channel   string          `json:"channel,omitempty" jsonschema:"how it was decided: cli, mcp, http or elicitation"`
-	Created   time.Time       `json:"created"`
-	Decided   *time.Time      `json:"decided,omitempty"`
-	Consumed  *time.Time      `json:"consumed,omitempty"`
+	ID        string         `json:"id"`
+	Operation string         `json:"operation"`
+	Input     map[string]any `json:"input" jsonschema:"the canonical input the request is bound to"`
+	Requester string         `json:"requester"`
+	Status    string         `json:"status" jsonschema:"pending, approved, denied or consumed"`
+	Decider   string         `json:"decider,omitempty"`
+	Reason    string         `json:"reason,omitempty"`
+	Channel   string         `json:"channel,omitempty" jsonschema:"how it was decided: cli, mcp, http or elicitation"`
+	Created   time.Time      `json:"created"`
+	Decided   *time.Time     `json:"decided,omitempty"`
+	Consumed  *time.Time     `json:"consumed,omitempty"`
 }
 
 func approvalOf(a state.Approval) Approval {

@@ -355,7 +355,7 @@ func (s *Service) runCommand(ctx context.Context, f *repo.Function, c Caller, in
 	case err != nil:
 		return nil, fail("exit", "exited with status %d", cmd.ProcessState.ExitCode())
 	}
-	out := bytes.TrimSpace(stdout.Bytes())
+	out := bytes.TrimSpace(stdout.buf.Bytes())
 	if len(out) == 0 {
 		return json.RawMessage("null"), nil
 	}
@@ -367,8 +367,9 @@ func (s *Service) runCommand(ctx context.Context, f *repo.Function, c Caller, in
 
 // cappedBuffer keeps at most limit bytes and calls overflow once when more
 // arrive (which stops the command).
+// It does not embed bytes.Buffer, whose ReadFrom would bypass Write.
 type cappedBuffer struct {
-	bytes.Buffer
+	buf        bytes.Buffer
 	limit      int
 	overflowed bool
 	overflow   func()
@@ -378,12 +379,12 @@ func (b *cappedBuffer) Write(p []byte) (int, error) {
 	if b.overflowed {
 		return 0, errors.New("output limit exceeded")
 	}
-	if b.Len()+len(p) > b.limit {
+	if b.buf.Len()+len(p) > b.limit {
 		b.overflowed = true
 		b.overflow()
 		return 0, errors.New("output limit exceeded")
 	}
-	return b.Buffer.Write(p)
+	return b.buf.Write(p)
 }
 
 // tailBuffer keeps the last keep bytes written.
