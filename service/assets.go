@@ -14,6 +14,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/graft-studio/graft/errs"
 )
@@ -250,7 +253,10 @@ func DefaultAssetKey(name string) string {
 	base := strings.TrimSuffix(name, path.Ext(name))
 	var b strings.Builder
 	dash := false
-	for _, r := range strings.ToLower(base) {
+	for _, r := range norm.NFD.String(strings.ToLower(base)) {
+		if unicode.Is(unicode.Mn, r) {
+			continue // accents go, their letters stay: été → ete
+		}
 		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || r == '_' {
 			b.WriteRune(r)
 			dash = false
