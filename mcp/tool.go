@@ -149,6 +149,9 @@ func (t *tool[In, Out]) register(s *Server, def *sdk.Tool) {
 		ctx = c.stateContext(ctx)
 		out, err := t.run(ctx, c, in)
 		if err != nil {
+			if res := c.askInBand(err); res != nil {
+				return res, nil, nil
+			}
 			return nil, nil, asToolError(err)
 		}
 		// The text block is the structured result's JSON, byte for byte

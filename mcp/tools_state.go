@@ -4,52 +4,84 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/service"
 	"github.com/graft-studio/graft/state"
 )
 
 // stateContext prepares a tool call's context for the service: a
-// correlation id for the audit log and, when the server was started with
-// --elicit-approvals and this client supports elicitation, the in-band
-// approval question.
+// correlation id for the audit log and, on the retry after an in-band
+// approval question, the person's answer.
 func (c *call) stateContext(ctx context.Context) context.Context {
 	if service.CorrelationID(ctx) == "" {
 		ctx = service.WithCorrelationID(ctx, state.NewID("mcp-"))
 	}
-	if !c.srv.opts.ElicitApprovals || c.req == nil || c.req.Session == nil {
+	if c.req == nil || c.req.Params == nil || !strings.HasPrefix(c.req.Params.RequestState, approvalState) {
 		return ctx
 	}
-	p := c.req.Session.InitializeParams()
-	if p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
+	res, ok := c.req.Params.InputResponses[approvalInput].(*sdk.ElicitResult)
+	if !ok {
 		return ctx
 	}
-	return service.WithElicitor(ctx, c.elicit)
+	return service.WithInBandAnswer(ctx, service.InBandAnswer{
+		ApprovalID: strings.TrimPrefix(c.req.Params.RequestState, approvalState), Action: res.Action})
 }
+
+// The in-band approval question travels as one input request (MCP multi
+// round-trip): its id, and the request state naming the filed approval.
+const (
+	approvalInput = "approval"
+	approvalState = "approval:"
+)
 
 // maxElicitInput bounds the input shown in an approval question.
 const maxElicitInput = 2000
 
-// elicit asks the person at the client to approve a filed request. A client
-// that fails to answer is treated as one that cannot be asked: the call then
-// fails with the approval id to retry with.
-func (c *call) elicit(ctx context.Context, a state.Approval) (string, bool, error) {
-	input := string(a.Input)
+// askInBand turns DESTRUCTIVE_OP_REQUIRES_APPROVAL into a question for the
+// person at the client when the server was started with --elicit-approvals
+// and the client supports elicitation: the result asks for input, the
+// client asks its user and retries the call with the answer, and the call
+// completes in that one step. It returns nil when the error stays an error.
+func (c *call) askInBand(err error) *sdk.CallToolResult {
+	e, ok := errs.As(err)
+	if !ok || e.Code != errs.DestructiveOpRequiresApproval || !c.srv.opts.ElicitApprovals || c.req == nil || c.req.Session == nil {
+		return nil
+	}
+	if c.req.Params != nil && c.req.Params.RequestState != "" {
+		return nil // already asked once
+	}
+	p := c.req.Session.InitializeParams()
+	if p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
+		return nil
+	}
+	id, _ := e.Details["approvalId"].(string)
+	if id == "" {
+		return nil
+	}
+	input := ""
+	if svc, serr := c.srv.project(); serr == nil {
+		if st, serr := svc.Store(); serr == nil {
+			if a, serr := st.Approval(context.Background(), id); serr == nil {
+				input = string(a.Input)
+			}
+		}
+	}
 	if len(input) > maxElicitInput {
 		input = input[:maxElicitInput] + "…"
 	}
-	res, err := c.req.Session.Elicit(ctx, &sdk.ElicitParams{
-		Message: fmt.Sprintf("%s asks to run %s (destructive) with %s. Approve it? (approval %s)", a.Requester, a.Operation, input, a.ID),
-		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{
-			"note": map[string]any{"type": "string", "description": "optional note for the audit log"}}},
-	})
-	if err != nil {
-		c.srv.logger.Warn("in-band approval failed; falling back to the approval id", "approval", a.ID, "error", err)
-		return "", false, nil
+	return &sdk.CallToolResult{
+		InputRequests: sdk.InputRequestMap{approvalInput: &sdk.ElicitParams{
+			Message: fmt.Sprintf("%s asks to run %s, which is destructive, with %s. Approve it? (approval %s)",
+				c.caller.ID, e.Details["operation"], input, id),
+			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{
+				"note": map[string]any{"type": "string", "description": "optional note"}}},
+		}},
+		RequestState: approvalState + id,
 	}
-	return res.Action, true, nil
 }
 
 func putAssetTool() Tool {

@@ -35,26 +35,27 @@ const (
 	ElicitCancel  = "cancel"
 )
 
-// Elicitor asks the person at the client, in-band, whether a filed approval
-// may go ahead. It answers ElicitAccept, ElicitDecline or ElicitCancel, and
-// asked=false when this client cannot be asked (then the caller gets the
-// id-and-retry flow).
-type Elicitor func(ctx context.Context, a state.Approval) (action string, asked bool, err error)
-
-type elicitorKey struct{}
-
-// WithElicitor lets the approval gate ask in-band through e (MCP with
-// --elicit-approvals and a client that supports elicitation).
-func WithElicitor(ctx context.Context, e Elicitor) context.Context {
-	if e == nil {
-		return ctx
-	}
-	return context.WithValue(ctx, elicitorKey{}, e)
+// InBandAnswer is a person's answer, given at the MCP client, to the
+// question about one filed approval (MCP elicitation): ElicitAccept,
+// ElicitDecline or ElicitCancel.
+type InBandAnswer struct {
+	ApprovalID string
+	Action     string
 }
 
-func elicitorFrom(ctx context.Context) Elicitor {
-	e, _ := ctx.Value(elicitorKey{}).(Elicitor)
-	return e
+type inBandKey struct{}
+
+// WithInBandAnswer hands the approval gate the in-band answer for a call
+// retried after the client was asked (MCP multi round-trip with elicitation).
+// The gate accepts it only for a pending approval filed by the same caller
+// for exactly the same operation and input.
+func WithInBandAnswer(ctx context.Context, a InBandAnswer) context.Context {
+	return context.WithValue(ctx, inBandKey{}, a)
+}
+
+func inBandAnswer(ctx context.Context) (InBandAnswer, bool) {
+	a, ok := ctx.Value(inBandKey{}).(InBandAnswer)
+	return a, ok
 }
 
 // InBandDecider is how an in-band (elicitation) decision is recorded: made
@@ -82,8 +83,9 @@ func requester(c Caller) string {
 // pass is the approval gate of DESIGN §10. The operator (a person at the
 // CLI) acts directly. Anyone else needs an approval for exactly this
 // operation and input: without one, a pending approval is filed and the call
-// fails with DESTRUCTIVE_OP_REQUIRES_APPROVAL (or, with an Elicitor in ctx,
-// the person at the client is asked in-band); with one, it is consumed once.
+// fails with DESTRUCTIVE_OP_REQUIRES_APPROVAL (which MCP may turn into an
+// in-band question, answered on the retry through WithInBandAnswer); with
+// one, it is consumed once.
 // A gate passed before (a retried attempt) passes again without consuming.
 func (s *Service) pass(ctx context.Context, c Caller, g *approvalGate) error {
 	if c.Operator || g.passed != nil {
@@ -98,19 +100,21 @@ func (s *Service) pass(ctx context.Context, c Caller, g *approvalGate) error {
 		return err
 	}
 	digest, who := Digest(canon), requester(c)
+	if ans, ok := inBandAnswer(ctx); ok && g.approval == "" {
+		g.approval = ans.ApprovalID
+		a, err := st.Approval(ctx, ans.ApprovalID)
+		if err == nil && (a.Status != state.StatusPending || a.Operation != g.operation || a.InputDigest != digest || a.Requester != who) {
+			err = state.ErrConflict
+		}
+		if err != nil {
+			return approvalRefusal(g, a, err, g.operation, digest, who)
+		}
+		return s.decidedInBand(ctx, st, a, ans.Action, g)
+	}
 	if g.approval == "" {
 		a, err := st.FileApproval(ctx, state.Approval{Operation: g.operation, Input: canon, InputDigest: digest, Requester: who})
 		if err != nil {
 			return err
-		}
-		if el := elicitorFrom(ctx); el != nil {
-			action, asked, err := el(ctx, a)
-			if err != nil {
-				return err
-			}
-			if asked {
-				return s.decidedInBand(ctx, c, st, a, action, g)
-			}
 		}
 		return errs.New(errs.DestructiveOpRequiresApproval, "%s needs a person's approval; approval %s is filed and pending", g.operation, a.ID).
 			With("approvalId", a.ID).With("operation", g.operation).
@@ -126,7 +130,7 @@ func (s *Service) pass(ctx context.Context, c Caller, g *approvalGate) error {
 
 // decidedInBand records the answer of an in-band question and, when it was
 // accept, consumes the approval for this call.
-func (s *Service) decidedInBand(ctx context.Context, c Caller, st state.Store, a state.Approval, action string, g *approvalGate) error {
+func (s *Service) decidedInBand(ctx context.Context, st state.Store, a state.Approval, action string, g *approvalGate) error {
 	switch action {
 	case ElicitAccept, ElicitDecline:
 		status := state.StatusApproved
@@ -184,18 +188,18 @@ func approvalRefusal(g *approvalGate, a state.Approval, err error, operation, di
 	}
 	reason, msg, fix := "", "", ""
 	switch {
-	case a.Status == state.StatusPending:
-		reason, msg, fix = ReasonPending, "is still pending: nobody has decided it yet", "ask a person to run `graft approve "+a.ID+"`, then retry"
-	case a.Status == state.StatusDenied:
-		reason, msg, fix = ReasonDenied, "was denied by "+a.Decider, "do not retry; the request was refused"
-	case a.Status == state.StatusConsumed:
-		reason, msg, fix = ReasonConsumed, "was already used", "an approval lets one call through; call again without approval to file a new request"
 	case a.Operation != operation:
 		reason, msg, fix = ReasonDifferentOperation, "was filed for "+a.Operation+", not "+operation, "use the approval with the operation it was filed for"
 	case a.InputDigest != digest:
 		reason, msg, fix = ReasonDifferentInput, "was filed for a different input", "retry with exactly the input the approval was filed for (details.input), or file a new request"
 	case a.Requester != who:
 		reason, msg, fix = ReasonDifferentRequester, "was filed by "+a.Requester, "an approval is only valid for the identity that filed it"
+	case a.Status == state.StatusPending:
+		reason, msg, fix = ReasonPending, "is still pending: nobody has decided it yet", "ask a person to run `graft approve "+a.ID+"`, then retry"
+	case a.Status == state.StatusDenied:
+		reason, msg, fix = ReasonDenied, "was denied by "+a.Decider, "do not retry; the request was refused"
+	case a.Status == state.StatusConsumed:
+		reason, msg, fix = ReasonConsumed, "was already used", "an approval lets one call through; call again without approval to file a new request"
 	default:
 		reason, msg, fix = a.Status, "cannot be used now", "file a new request"
 	}

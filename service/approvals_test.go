@@ -194,42 +194,52 @@ func TestApprovalRetryRace(t *testing.T) {
 	})
 }
 
-// TestElicitedApproval: with an Elicitor in the context, the gate asks in
-// band: accept approves (decided by the person at the client) and the call
-// completes; decline denies; cancel leaves the request pending; a client
-// that cannot be asked gets the id.
-func TestElicitedApproval(t *testing.T) {
+// TestInBandApproval: the retry of a call after the person at the client
+// was asked carries the answer: accept approves (decided in band) and the
+// call completes; decline denies; cancel leaves the request pending; the
+// answer only counts for the caller's own pending request for exactly this
+// operation and input.
+func TestInBandApproval(t *testing.T) {
 	s, err := Open(stateSite(t))
 	must(t, err)
 	defer s.Close()
 	ctx := context.Background()
-	asking := func(action string, asked bool) context.Context {
-		return WithElicitor(ctx, func(_ context.Context, a state.Approval) (string, bool, error) {
-			if a.Status != state.StatusPending || a.Operation != OpDeleteContent {
-				t.Errorf("asked about %+v", a)
-			}
-			return action, asked, nil
-		})
-	}
 	st, _ := s.Store()
-	_, err = s.DeleteContent(asking(ElicitDecline, true), agentA, DeleteContentInput{Collection: "posts", Slug: "hello-world"})
+	del := DeleteContentInput{Collection: "posts", Slug: "hello-world"}
+	ask := func(c Caller, in DeleteContentInput) string {
+		return approvalID(t, mustOut(s.DeleteContent(ctx, c, in)))
+	}
+	answer := func(id, action string) context.Context {
+		return WithInBandAnswer(ctx, InBandAnswer{ApprovalID: id, Action: action})
+	}
+	id := ask(agentA, del)
+	_, err = s.DeleteContent(answer(id, ElicitDecline), agentA, del)
 	wantReason(t, err, ReasonDeclined)
-	_, err = s.DeleteContent(asking(ElicitCancel, true), agentA, DeleteContentInput{Collection: "posts", Slug: "hello-world"})
+	if a, _ := st.Approval(ctx, id); a.Status != state.StatusDenied || a.Channel != "elicitation" {
+		t.Errorf("declined: %+v", a)
+	}
+	id = ask(agentA, del)
+	_, err = s.DeleteContent(answer(id, ElicitCancel), agentA, del)
 	wantReason(t, err, ReasonCancelled)
-	cancelled, _ := errs.As(err)
-	if a, _ := st.Approval(ctx, cancelled.Details["approvalId"].(string)); a.Status != state.StatusPending {
+	if a, _ := st.Approval(ctx, id); a.Status != state.StatusPending {
 		t.Errorf("a cancelled question should leave the request pending: %+v", a)
 	}
-	approvalID(t, mustOut(s.DeleteContent(asking("", false), agentA, DeleteContentInput{Collection: "posts", Slug: "hello-world"})))
-	out, err := s.DeleteContent(asking(ElicitAccept, true), agentA, DeleteContentInput{Collection: "posts", Slug: "hello-world"})
+	// An answer for someone else's request, or another input, does not count.
+	_, err = s.DeleteContent(answer(id, ElicitAccept), agentB, del)
+	wantReason(t, err, ReasonDifferentRequester)
+	_, err = s.DeleteContent(answer(id, ElicitAccept), agentA, DeleteContentInput{Collection: "posts", Slug: "search-that-follows-git"})
+	wantReason(t, err, ReasonDifferentInput)
+	out, err := s.DeleteContent(answer(id, ElicitAccept), agentA, del)
 	must(t, err)
 	if out.Commit == "" {
 		t.Fatal("accepted in band but not committed")
 	}
-	list, _ := st.ListApprovals(ctx, state.ApprovalFilter{Status: state.StatusConsumed})
-	if len(list) != 1 || list[0].Decider != InBandDecider("agent:a") || list[0].Channel != "elicitation" {
-		t.Errorf("in-band decision record: %+v", list)
+	a, _ := st.Approval(ctx, id)
+	if a.Status != state.StatusConsumed || a.Decider != InBandDecider("agent:a") || a.Channel != "elicitation" {
+		t.Errorf("in-band decision record: %+v", a)
 	}
+	_, err = s.DeleteContent(answer(id, ElicitAccept), agentA, DeleteContentInput{Collection: "posts", Slug: "search-that-follows-git"})
+	wantReason(t, err, ReasonDifferentInput)
 }
 
 // TestCanonicalJSON: keys sorted at every depth, approval and authorization
