@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/graft-studio/graft/drafts"
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/repo"
 	"github.com/graft-studio/graft/state"
@@ -31,7 +32,10 @@ func wantReason(t *testing.T, err error, reason string) {
 
 func onDraft(t *testing.T, s *Service, c Caller, collection, slug string) bool {
 	t.Helper()
-	_, err := s.GetContent(context.Background(), c, GetContentInput{Collection: collection, Slug: slug, Branch: "graft-studio/drafts/" + c.ID[len("agent:"):]})
+	_, err := s.GetContent(context.Background(), c, GetContentInput{Collection: collection, Slug: slug, Branch: drafts.Branch(c.ID)})
+	if err != nil && !errs.Is(err, errs.DocumentNotFound) {
+		t.Fatalf("reading the draft: %v", err)
+	}
 	return err == nil
 }
 

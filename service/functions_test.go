@@ -25,6 +25,7 @@ const stateConfig = `  subscribers:
       name: {type: string, maxLength: 40}
 functions:
   subscribe: {insert: subscribers, access: public, rateLimit: 3/1m}
+  join: {insert: subscribers}
   rename_subscriber: {update: subscribers}
   remove_subscriber: {delete: subscribers, destructive: true, access: {scope: admin}}
   echo: {command: ["./scripts/echo.sh"], timeout: 10s}
