@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -43,18 +44,28 @@ printf '{"function":"%s","caller":"%s","secret":"%s","input":%s}' "$GRAFT_FUNCTI
 `
 
 // stateSite is the sample site with stateConfig, its scripts committed.
-func stateSite(t *testing.T) string {
-	t.Helper()
-	dir := fixtures.SampleRepo(t)
+func stateSite(tb testing.TB) string {
+	tb.Helper()
+	check := func(err error) {
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	dir := fixtures.SampleRepo(tb)
 	cfg := filepath.Join(dir, "graft.yaml")
 	b, err := os.ReadFile(cfg)
-	must(t, err)
-	must(t, os.WriteFile(cfg, append(b, stateConfig...), 0o644))
-	must(t, os.MkdirAll(filepath.Join(dir, "scripts"), 0o755))
-	must(t, os.WriteFile(filepath.Join(dir, "scripts", "echo.sh"), []byte(echoScript), 0o755))
-	must(t, os.WriteFile(filepath.Join(dir, "scripts", "fail.sh"), []byte("#!/bin/sh\necho 'something broke' >&2\nexit 3\n"), 0o755))
-	gitRun(t, dir, "add", "-A")
-	gitRun(t, dir, "commit", "-qm", "state config")
+	check(err)
+	check(os.WriteFile(cfg, append(b, stateConfig...), 0o644))
+	check(os.MkdirAll(filepath.Join(dir, "scripts"), 0o755))
+	check(os.WriteFile(filepath.Join(dir, "scripts", "echo.sh"), []byte(echoScript), 0o755))
+	check(os.WriteFile(filepath.Join(dir, "scripts", "fail.sh"), []byte("#!/bin/sh\necho 'something broke' >&2\nexit 3\n"), 0o755))
+	for _, args := range [][]string{{"add", "-A"}, {"commit", "-qm", "state config"}} {
+		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.org", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.org")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			tb.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
 	return dir
 }
 
