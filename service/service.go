@@ -190,7 +190,6 @@ const DatabaseEnv = "GRAFT_DATABASE_URL"
 type stateDB struct {
 	mu   sync.Mutex
 	st   state.Store
-	err  error
 	none bool
 }
 
@@ -208,14 +207,18 @@ func (s *Service) Database() string {
 func (s *Service) Store() (state.Store, error) {
 	s.st.mu.Lock()
 	defer s.st.mu.Unlock()
-	if s.st.st == nil && s.st.err == nil && !s.st.none {
+	if s.st.st == nil && !s.st.none {
 		db := s.Database()
 		if db == "none" {
 			s.st.none = true
-		} else if st, err := state.Open(context.Background(), db, s.Project.StateDir); err != nil {
-			s.st.err = errs.New(errs.Internal, "the state database (%s) does not open: %v", redactURL(db), err).
-				WithFix("check graft.yaml's database (or %s) and that the database server is reachable", DatabaseEnv)
 		} else {
+			// A failure is not kept: the next call tries again (a database
+			// server that was down comes back).
+			st, err := state.Open(context.Background(), db, s.Project.StateDir)
+			if err != nil {
+				return nil, errs.New(errs.Internal, "the state database (%s) does not open: %v", redactURL(db), err).
+					WithFix("check graft.yaml's database (or %s) and that the database server is reachable", DatabaseEnv)
+			}
 			s.st.st = st
 		}
 	}
@@ -223,19 +226,23 @@ func (s *Service) Store() (state.Store, error) {
 		return nil, errs.New(errs.NeedsDatabase, "this project is static (database: none): approvals, the audit log, functions and compile records need a state database").
 			WithFix("set database: sqlite (a file under .graft/, nothing to install) or a postgres:// URL in graft.yaml")
 	}
-	return s.st.st, s.st.err
+	return s.st.st, nil
 }
 
 // HasStore reports whether the project has a state database (it is not
 // `database: none`).
-func (s *Service) HasStore() bool { return s.Database() != "none" }
+func (s *Service) HasStore() bool {
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	return s.st.st != nil || (!s.st.none && s.Database() != "none")
+}
 
 // UseStore makes the service use st as its state database (tests, and
 // `graft serve` sharing one store with its token and rate-limit checks).
 func (s *Service) UseStore(st state.Store) {
 	s.st.mu.Lock()
 	defer s.st.mu.Unlock()
-	s.st.st, s.st.err, s.st.none = st, nil, st == nil
+	s.st.st, s.st.none = st, st == nil
 }
 
 // closeStore closes the state database when the service opened it.
