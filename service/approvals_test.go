@@ -10,6 +10,7 @@ import (
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/repo"
 	"github.com/graft-studio/graft/state"
+	"github.com/graft-studio/graft/state/storetest"
 )
 
 func approvalID(t *testing.T, err error) string {
@@ -270,4 +271,40 @@ func TestCanonicalJSON(t *testing.T) {
 	if Digest(a) != Digest(b) {
 		t.Error("the same input digests differently")
 	}
+}
+
+// TestReplicasShareState: two services (as two replicas would) with their
+// own connections to one PostgreSQL database: an approval filed through one
+// is decided and consumed through the other, and a rate limit counts the
+// calls of both.
+func TestReplicasShareState(t *testing.T) {
+	url := storetest.PostgresURL(t)
+	dir := stateSite(t)
+	replica := func() *Service {
+		st, err := state.OpenPostgres(context.Background(), url)
+		must(t, err)
+		s, err := Open(dir)
+		must(t, err)
+		s.UseStore(st)
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	one, two := replica(), replica()
+	ctx := context.Background()
+	in := RunFunctionInput{Name: "purge", Input: map[string]any{"n": 1}}
+	in.Approval = approvalID(t, mustOut(one.RunFunction(ctx, agentA, in)))
+	_, err := two.DecideApproval(ctx, opCaller, DecideApprovalInput{ID: in.Approval, Decision: "approve"})
+	must(t, err)
+	if _, err := two.RunFunction(ctx, agentA, in); err != nil {
+		t.Fatalf("consuming on the other replica: %v", err)
+	}
+	wantReason(t, mustOut(one.RunFunction(ctx, agentA, in)), ReasonConsumed)
+
+	for i, s := range []*Service{one, two, one} { // subscribe allows 3 a minute
+		if _, err := s.RunFunction(ctx, agentB, RunFunctionInput{Name: "subscribe", Input: map[string]any{"email": "b@example.org"}}); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	_, err = two.RunFunction(ctx, agentB, RunFunctionInput{Name: "subscribe", Input: map[string]any{"email": "b@example.org"}})
+	wantCode(t, err, errs.RateLimited)
 }
