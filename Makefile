@@ -6,9 +6,9 @@ BIN       := bin/graft
 RUN_DIR   ?= .run/sample
 FUZZTIME  ?= 30s
 # Packages whose state is shared between goroutines: their tests also run under -race.
-RACE_PKGS := ./repo/ ./index/ ./service/ ./drafts/ ./auth/ ./client/
+RACE_PKGS := ./repo/ ./index/ ./service/ ./drafts/ ./auth/ ./client/ ./state/
 
-.PHONY: all build run test test-race vet fuzz bench clean
+.PHONY: all build run test test-postgres vet fuzz bench clean
 
 all: build
 
@@ -36,6 +36,11 @@ run: build
 test: vet
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -race -short $(RACE_PKGS)
+
+# The whole suite with a throwaway PostgreSQL on loopback (installed from Debian's
+# packages when missing and run as root), exactly as CI runs it.
+test-postgres:
+	./.ci/run
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed on:"; gofmt -l $$(git ls-files '*.go'); exit 1; }

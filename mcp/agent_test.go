@@ -228,13 +228,13 @@ func TestScopeMatrix(t *testing.T) {
 		{"write_content", post, service.ScopeContentWrite, ""},
 		{"patch_content", map[string]any{"collection": "posts", "slug": "hello-world", "set": map[string]any{"status": "review"}}, service.ScopeContentWrite, ""},
 		{"apply_changes", map[string]any{"changes": []any{map[string]any{"op": "put", "collection": "notes", "slug": "n", "data": map[string]any{}, "body": "n\n"}}}, service.ScopeContentWrite, ""},
-		{"delete_content", map[string]any{"collection": "posts", "slug": "hello-world"}, service.ScopeContentWrite, "NEEDS_DATABASE"},
+		{"delete_content", map[string]any{"collection": "posts", "slug": "hello-world"}, service.ScopeContentWrite, "DESTRUCTIVE_OP_REQUIRES_APPROVAL"},
 		{"publish_drafts", map[string]any{"paths": []string{"content/posts/hello-world.mdx"}}, service.ScopeContentWrite, ""},
 		// publish settled the draft, so the scope passes and there is nothing to discard
 		{"discard_drafts", map[string]any{"paths": []string{"content/posts/hello-world.mdx"}}, service.ScopeContentWrite, "INPUT_VALIDATION_FAILED"},
-		{"put_asset", map[string]any{"key": "a.png", "base64": "AA=="}, service.ScopeContentWrite, "NEEDS_DATABASE"},
-		{"decide_approval", map[string]any{"id": "x", "decision": "approve"}, service.ScopeApprovalsDecide, "NEEDS_DATABASE"},
-		{"run_function", map[string]any{"name": "subscribe"}, "", "NEEDS_DATABASE"},
+		{"put_asset", map[string]any{"key": "a.png", "base64": "AA=="}, service.ScopeContentWrite, ""},
+		{"decide_approval", map[string]any{"id": "x", "decision": "approve"}, service.ScopeApprovalsDecide, "APPROVAL_INVALID"},
+		{"run_function", map[string]any{"name": "subscribe"}, "", "FUNCTION_NOT_FOUND"},
 	}
 	for _, tt := range tests {
 		for _, held := range [][]string{{}, {"content:publish"}, {tt.scope}} {

@@ -41,8 +41,11 @@ type Options struct {
 	// Identity resolves the caller; nil means StdioIdentity(os.Getenv).
 	Identity Identity
 	// ElicitApprovals asks approvals in-band when the client supports
-	// elicitation (used once approvals land with the state database).
+	// elicitation.
 	ElicitApprovals bool
+	// LocalFiles lets put_asset read a file of the project by path: set it
+	// for stdio servers only (the person's own machine), never over HTTP.
+	LocalFiles bool
 	// Logger receives the server's logs (stderr for stdio); nil discards.
 	Logger *slog.Logger
 	// PollInterval is how often Run checks graft.yaml for changes

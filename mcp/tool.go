@@ -146,8 +146,12 @@ func (t *tool[In, Out]) register(s *Server, def *sdk.Tool) {
 			return nil, nil, asToolError(err)
 		}
 		c.caller = caller
+		ctx = c.stateContext(ctx)
 		out, err := t.run(ctx, c, in)
 		if err != nil {
+			if res := c.askInBand(err); res != nil {
+				return res, nil, nil
+			}
 			return nil, nil, asToolError(err)
 		}
 		// The text block is the structured result's JSON, byte for byte

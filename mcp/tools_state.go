@@ -2,84 +2,96 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/service"
+	"github.com/graft-studio/graft/state"
 )
 
-// PutAssetInput stores an asset (DESIGN §9).
-type PutAssetInput struct {
-	Key       string `json:"key" jsonschema:"the asset key, e.g. images/cover.png"`
-	Path      string `json:"path,omitempty" jsonschema:"a file to read (stdio only, inside the project); give path or base64"`
-	Base64    string `json:"base64,omitempty" jsonschema:"the bytes, base64-encoded; give path or base64"`
-	Alt       string `json:"alt,omitempty" jsonschema:"alternative text"`
-	Overwrite bool   `json:"overwrite,omitempty" jsonschema:"replace an existing key (needs an approval)"`
-	Approval  string `json:"approval,omitempty" jsonschema:"the id of an approved request for exactly this call"`
+// stateContext prepares a tool call's context for the service: a
+// correlation id for the audit log and, on the retry after an in-band
+// approval question, the person's answer.
+func (c *call) stateContext(ctx context.Context) context.Context {
+	if service.CorrelationID(ctx) == "" {
+		ctx = service.WithCorrelationID(ctx, state.NewID("mcp-"))
+	}
+	if c.req == nil || c.req.Params == nil || !strings.HasPrefix(c.req.Params.RequestState, approvalState) {
+		return ctx
+	}
+	res, ok := c.req.Params.InputResponses[approvalInput].(*sdk.ElicitResult)
+	if !ok {
+		return ctx
+	}
+	return service.WithInBandAnswer(ctx, service.InBandAnswer{
+		ApprovalID: strings.TrimPrefix(c.req.Params.RequestState, approvalState), Action: res.Action})
 }
 
-// PutAssetOutput names the stored asset.
-type PutAssetOutput struct {
-	Key     string `json:"key"`
-	Size    int64  `json:"size"`
-	Version string `json:"version"`
-	URL     string `json:"url"`
-}
+// The in-band approval question travels as one input request (MCP multi
+// round-trip): its id, and the request state naming the filed approval.
+const (
+	approvalInput = "approval"
+	approvalState = "approval:"
+)
 
-// RunFunctionInput calls a function of graft.yaml.
-type RunFunctionInput struct {
-	Name          string         `json:"name" jsonschema:"the function (list_functions)"`
-	Input         map[string]any `json:"input,omitempty" jsonschema:"the function's input"`
-	Authorization string         `json:"authorization,omitempty" jsonschema:"a bearer token for the function's access rule"`
-	Approval      string         `json:"approval,omitempty" jsonschema:"the id of an approved request, for destructive functions"`
-}
+// maxElicitInput bounds the input shown in an approval question.
+const maxElicitInput = 2000
 
-// ListFunctionsOutput lists the functions of graft.yaml.
-type ListFunctionsOutput struct {
-	Functions []service.FunctionInfo `json:"functions"`
-}
-
-// ListApprovalsInput pages through approvals.
-type ListApprovalsInput struct {
-	Status string `json:"status,omitempty" jsonschema:"pending, approved, denied or consumed; default pending"`
-	Limit  int    `json:"limit,omitempty" jsonschema:"at most this many (default 50)"`
-	Cursor string `json:"cursor,omitempty" jsonschema:"nextCursor of the previous page"`
-}
-
-// Approval is one approval request.
-type Approval struct {
-	ID        string         `json:"id"`
-	Operation string         `json:"operation"`
-	Input     map[string]any `json:"input"`
-	Requester string         `json:"requester"`
-	Status    string         `json:"status"`
-	Decider   string         `json:"decider,omitempty"`
-	Created   string         `json:"created"`
-}
-
-// ListApprovalsOutput is one page of approvals.
-type ListApprovalsOutput struct {
-	Approvals  []Approval `json:"approvals"`
-	NextCursor string     `json:"nextCursor,omitempty"`
-}
-
-// DecideApprovalInput approves or denies a request.
-type DecideApprovalInput struct {
-	ID       string `json:"id" jsonschema:"the approval id"`
-	Decision string `json:"decision" jsonschema:"approve or deny"`
-	Reason   string `json:"reason,omitempty" jsonschema:"why, for the audit log"`
-}
-
-// DecideApprovalOutput is the decided approval.
-type DecideApprovalOutput struct {
-	Approval Approval `json:"approval"`
+// askInBand turns DESTRUCTIVE_OP_REQUIRES_APPROVAL into a question for the
+// person at the client when the server was started with --elicit-approvals
+// and the client supports elicitation: the result asks for input, the
+// client asks its user and retries the call with the answer, and the call
+// completes in that one step. It returns nil when the error stays an error.
+func (c *call) askInBand(err error) *sdk.CallToolResult {
+	e, ok := errs.As(err)
+	if !ok || e.Code != errs.DestructiveOpRequiresApproval || !c.srv.opts.ElicitApprovals || c.req == nil || c.req.Session == nil {
+		return nil
+	}
+	if c.req.Params != nil && c.req.Params.RequestState != "" {
+		return nil // already asked once
+	}
+	p := c.req.Session.InitializeParams()
+	if p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
+		return nil
+	}
+	id, _ := e.Details["approvalId"].(string)
+	if id == "" {
+		return nil
+	}
+	input := ""
+	if svc, serr := c.srv.project(); serr == nil {
+		if st, serr := svc.Store(); serr == nil {
+			if a, serr := st.Approval(context.Background(), id); serr == nil {
+				input = string(a.Input)
+			}
+		}
+	}
+	if len(input) > maxElicitInput {
+		input = input[:maxElicitInput] + "…"
+	}
+	return &sdk.CallToolResult{
+		InputRequests: sdk.InputRequestMap{approvalInput: &sdk.ElicitParams{
+			Message: fmt.Sprintf("%s asks to run %s, which is destructive, with %s. Approve it? (approval %s)",
+				c.caller.ID, e.Details["operation"], input, id),
+			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{
+				"note": map[string]any{"type": "string", "description": "optional note"}}},
+		}},
+		RequestState: approvalState + id,
+	}
 }
 
 func putAssetTool() Tool {
-	return &tool[PutAssetInput, PutAssetOutput]{
+	return &tool[service.PutAssetInput, service.PutAssetOutput]{
 		name: "put_asset", title: "Store an asset", class: Destroy, idempotent: true,
-		description: "Store an image or file under a key, from exactly one of path (stdio only, inside the project) or base64. " +
-			"Overwriting an existing key needs an approval.",
-		run: func(_ context.Context, c *call, _ PutAssetInput) (PutAssetOutput, error) {
-			return PutAssetOutput{}, needsDatabase(c, service.ScopeContentWrite, "storing assets")
+		description: "Store an image or file under a key (lower-case segments, e.g. images/cover.png), from exactly one of path " +
+			"(stdio only, a file inside the project) or base64. An existing key is ASSET_EXISTS unless overwrite is set; overwriting needs a person's approval.",
+		run: func(ctx context.Context, c *call, in service.PutAssetInput) (service.PutAssetOutput, error) {
+			in.LocalFiles = c.srv.opts.LocalFiles
+			return c.svc.PutAsset(ctx, c.caller, in)
 		},
 	}
 }
@@ -95,43 +107,47 @@ func listCompilationsTool() Tool {
 }
 
 func runFunctionTool() Tool {
-	return &tool[RunFunctionInput, any]{
+	return &tool[service.RunFunctionInput, any]{
 		name: "run_function", title: "Run a function", class: Destroy, openWorld: true, noOutputSchema: true,
-		description: "Run a function of graft.yaml (a row insert/update/delete on a database collection, or a command) under its own access rule. " +
+		description: "Run a function of graft.yaml (a row insert/update/delete on a database collection, or a command) under its own access rule and rate limit. " +
 			"Destructive functions need an approval. Its output is the function's own JSON.",
-		run: func(_ context.Context, c *call, _ RunFunctionInput) (any, error) {
-			return nil, needsDatabase(c, "", "running functions")
+		run: func(ctx context.Context, c *call, in service.RunFunctionInput) (any, error) {
+			out, err := c.svc.RunFunction(ctx, c.caller, in)
+			if err != nil {
+				return nil, err
+			}
+			return json.RawMessage(out), nil
 		},
 	}
 }
 
 func listFunctionsTool() Tool {
-	return &tool[Empty, ListFunctionsOutput]{
+	return &tool[Empty, service.ListFunctionsOutput]{
 		name: "list_functions", title: "List functions", class: Read, idempotent: true,
 		description: "The functions graft.yaml declares: kind, collection, access rule, rate limit, destructive.",
-		run: func(ctx context.Context, c *call, _ Empty) (ListFunctionsOutput, error) {
-			d, err := c.svc.DescribeSchema(ctx, c.caller, service.DescribeSchemaInput{})
-			return ListFunctionsOutput{Functions: d.Functions}, err
+		run: func(ctx context.Context, c *call, _ Empty) (service.ListFunctionsOutput, error) {
+			return c.svc.ListFunctions(ctx, c.caller)
 		},
 	}
 }
 
 func listApprovalsTool() Tool {
-	return &tool[ListApprovalsInput, ListApprovalsOutput]{
+	return &tool[service.ListApprovalsInput, service.ListApprovalsOutput]{
 		name: "list_approvals", title: "List approvals", class: Read, idempotent: true,
-		description: "Approval requests filed by destructive calls, with their status. Needs the state database.",
-		run: func(_ context.Context, c *call, _ ListApprovalsInput) (ListApprovalsOutput, error) {
-			return ListApprovalsOutput{}, needsDatabase(c, "", "the approval record")
+		description: "Approval requests filed by destructive calls (pending by default), newest first, with their status and the exact input each is bound to.",
+		run: func(ctx context.Context, c *call, in service.ListApprovalsInput) (service.ListApprovalsOutput, error) {
+			return c.svc.ListApprovals(ctx, c.caller, in)
 		},
 	}
 }
 
 func decideApprovalTool() Tool {
-	return &tool[DecideApprovalInput, DecideApprovalOutput]{
+	return &tool[service.DecideApprovalInput, service.DecideApprovalOutput]{
 		name: "decide_approval", title: "Decide an approval", class: Destroy, idempotent: true,
-		description: "Approve or deny a pending request as this connection's identity (never your own request). Needs approvals:decide.",
-		run: func(_ context.Context, c *call, _ DecideApprovalInput) (DecideApprovalOutput, error) {
-			return DecideApprovalOutput{}, needsDatabase(c, service.ScopeApprovalsDecide, "deciding approvals")
+		description: "Approve or deny a pending request as this connection's identity (never your own request: APPROVAL_SELF_DECISION). Needs approvals:decide.",
+		run: func(ctx context.Context, c *call, in service.DecideApprovalInput) (service.DecideApprovalOutput, error) {
+			in.Channel = "mcp"
+			return c.svc.DecideApproval(ctx, c.caller, in)
 		},
 	}
 }

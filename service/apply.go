@@ -27,8 +27,12 @@ type ApplyChangesInput struct {
 	Message string        `json:"message,omitempty" jsonschema:"commit message; a default says what changed"`
 	DryRun  bool          `json:"dryRun,omitempty" jsonschema:"validate every change and return the diff, commit nothing"`
 	Branch  string        `json:"branch,omitempty" jsonschema:"a preview branch to write to; default your draft"`
+	// Approval lets deletes through the approval gate (DESIGN §10).
+	Approval string `json:"approval,omitempty" jsonschema:"the id of an approved request for exactly these changes (needed when they delete)"`
 	// Progress, when set, is called after each step (not part of the JSON input).
 	Progress func(done, total int, message string) `json:"-"`
+	// gate is the approval check deletes pass (DeleteContent binds it to its own input).
+	gate *approvalGate
 }
 
 // ChangeResult is where one change landed.
@@ -71,6 +75,13 @@ const maxApplyChanges = 100
 // the documents earlier entries create (for references). Cancellation is
 // honoured between entries, never inside the commit.
 func (s *Service) ApplyChanges(ctx context.Context, c Caller, in ApplyChangesInput) (ApplyChangesOutput, error) {
+	return audited(s, ctx, c, OpApplyChanges, in, s.applyChanges)
+}
+
+func (s *Service) applyChanges(ctx context.Context, c Caller, in ApplyChangesInput) (ApplyChangesOutput, error) {
+	if in.gate == nil {
+		in.gate = &approvalGate{operation: OpApplyChanges, input: in, approval: in.Approval}
+	}
 	if err := c.Require(ScopeContentWrite); err != nil {
 		return ApplyChangesOutput{}, err
 	}
@@ -90,6 +101,7 @@ func (s *Service) ApplyChanges(ctx context.Context, c Caller, in ApplyChangesInp
 			break
 		}
 	}
+	s.release(in.gate, err)
 	return out, err
 }
 
@@ -164,6 +176,14 @@ func (s *Service) applyOnce(ctx context.Context, c Caller, in ApplyChangesInput)
 	if msg == "" {
 		msg = applyMessage(ps)
 	}
+	for _, p := range ps {
+		if p.op == opDelete {
+			if err := s.pass(ctx, c, in.gate); err != nil {
+				return ApplyChangesOutput{}, err
+			}
+			break
+		}
+	}
 	if err := ctx.Err(); err != nil {
 		return ApplyChangesOutput{}, err
 	}
@@ -211,16 +231,7 @@ func (s *Service) prepareEntry(c Caller, snap *repo.Snapshot, e ChangeEntry, ref
 		return prepared{}, errs.New(errs.InputValidationFailed, "op %q is not put, patch or delete", e.Op).
 			WithFix("set op to put, patch or delete")
 	}
-	p, err := s.prepare(snap, ed, refs)
-	if err != nil {
-		return prepared{}, err
-	}
-	if p.op == opDelete {
-		if err := s.approveDestructive(c, "delete_content", p); err != nil {
-			return prepared{}, err
-		}
-	}
-	return p, nil
+	return s.prepare(snap, ed, refs)
 }
 
 func problemOf(i int, err error) ChangeProblem {
@@ -245,19 +256,6 @@ func applyMessage(ps []prepared) string {
 	return fmt.Sprintf("Change %d documents", len(ps))
 }
 
-// approveDestructive is the approval gate of DESIGN §10 for destructive
-// operations. The operator (a person at the CLI) acts directly. Everyone
-// else needs an approval, and approvals live in the state database, which
-// has not landed yet: until it does, the gate answers NEEDS_DATABASE.
-func (s *Service) approveDestructive(c Caller, operation string, p prepared) error {
-	if c.Operator {
-		return nil
-	}
-	return errs.New(errs.NeedsDatabase, "%s of %s/%s needs a person's approval, and approvals are kept in the state database, which this build does not have yet", operation, p.coll.Name, p.slug).
-		With("operation", operation).
-		WithFix("ask the operator to run the change from the CLI, or discard the document from your draft instead")
-}
-
 // DeleteContentInput names a document to delete from the caller's draft.
 type DeleteContentInput struct {
 	Collection  string     `json:"collection" jsonschema:"the collection"`
@@ -272,11 +270,16 @@ type DeleteContentInput struct {
 // branch). A missing document fails with DOCUMENT_NOT_FOUND before the
 // approval gate (DESIGN §9), so no approval is ever filed for nothing.
 func (s *Service) DeleteContent(ctx context.Context, c Caller, in DeleteContentInput) (WriteContentOutput, error) {
+	return audited(s, ctx, c, OpDeleteContent, in, s.deleteContent)
+}
+
+func (s *Service) deleteContent(ctx context.Context, c Caller, in DeleteContentInput) (WriteContentOutput, error) {
 	if err := c.Require(ScopeContentWrite); err != nil {
 		return WriteContentOutput{}, err
 	}
-	out, err := s.ApplyChanges(ctx, c, ApplyChangesInput{Branch: in.Branch, Message: in.Message,
-		Changes: []ChangeEntry{{Op: opDelete, Collection: in.Collection, Slug: in.Slug, BaseVersion: in.BaseVersion}}})
+	out, err := s.applyChanges(ctx, c, ApplyChangesInput{Branch: in.Branch, Message: in.Message,
+		Changes: []ChangeEntry{{Op: opDelete, Collection: in.Collection, Slug: in.Slug, BaseVersion: in.BaseVersion}},
+		gate:    &approvalGate{operation: OpDeleteContent, input: in, approval: in.Approval}})
 	if err != nil {
 		// A one-entry apply: report the entry's own error, not the summary.
 		if e, ok := errs.As(err); ok {

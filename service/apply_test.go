@@ -72,10 +72,9 @@ func TestApplyChanges(t *testing.T) {
 		t.Errorf("results %+v", out.Results)
 	}
 
-	// Deletes: an agent meets the approval gate (NEEDS_DATABASE until the
-	// state store lands); the operator deletes directly.
+	// Deletes: an agent meets the approval gate; the operator deletes directly.
 	_, err = s.ApplyChanges(ctx, a, ApplyChangesInput{Changes: []ChangeEntry{{Op: "delete", Collection: "posts", Slug: "kernel"}}})
-	if !errs.Is(err, errs.NeedsDatabase) {
+	if !errs.Is(err, errs.DestructiveOpRequiresApproval) {
 		t.Errorf("agent delete: %v", err)
 	}
 	_, err = s.DeleteContent(ctx, a, DeleteContentInput{Collection: "posts", Slug: "missing"})

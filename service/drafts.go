@@ -63,6 +63,10 @@ func (s *Service) ListDrafts(ctx context.Context, c Caller, in ListDraftsInput) 
 // when the caller holds content:publish (or is the operator) and the publish
 // mode is commit, otherwise a review branch (and pull request).
 func (s *Service) PublishDrafts(ctx context.Context, c Caller, in PublishDraftsInput) (drafts.PublishResult, error) {
+	return audited(s, ctx, c, OpPublishDrafts, in, s.publishDrafts)
+}
+
+func (s *Service) publishDrafts(ctx context.Context, c Caller, in PublishDraftsInput) (drafts.PublishResult, error) {
 	if err := c.Require(ScopeContentWrite); err != nil {
 		return drafts.PublishResult{}, err
 	}
@@ -76,6 +80,10 @@ func (s *Service) PublishDrafts(ctx context.Context, c Caller, in PublishDraftsI
 // DiscardDrafts drops paths from a draft (a forward commit); the branch is
 // deleted when nothing is left.
 func (s *Service) DiscardDrafts(ctx context.Context, c Caller, in DiscardDraftsInput) (drafts.DiscardResult, error) {
+	return audited(s, ctx, c, OpDiscardDrafts, in, s.discardDrafts)
+}
+
+func (s *Service) discardDrafts(ctx context.Context, c Caller, in DiscardDraftsInput) (drafts.DiscardResult, error) {
 	if err := c.Require(ScopeContentWrite); err != nil {
 		return drafts.DiscardResult{}, err
 	}

@@ -142,10 +142,11 @@ func (s *Service) tree() gitTree { return gitTree{r: s.Project.Git, draft: s.Dra
 
 // Close releases the service's index files.
 func (s *Service) Close() error {
+	err := s.closeStore()
 	if s.idx.m != nil {
 		return s.idx.m.Close()
 	}
-	return nil
+	return err
 }
 
 // Chain returns the branches a search on branch looks through, nearest
@@ -312,9 +313,13 @@ type Compilation struct {
 
 const compilationsFile = "compilations.jsonl"
 
-// recordCompilation appends a compile to .graft/compilations.jsonl (the
-// small store used until the state database lands).
+// recordCompilation records a compile in the state database, or without
+// one (database: none) appends it to .graft/compilations.jsonl.
 func (s *Service) recordCompilation(r index.CompileResult) {
+	if st, err := s.Store(); err == nil {
+		s.storeCompilation(st, r)
+		return
+	}
 	if err := s.Project.EnsureStateDir(); err != nil {
 		return
 	}
@@ -343,9 +348,9 @@ type ListCompilationsOutput struct {
 	NextCursor   string        `json:"nextCursor,omitempty"`
 }
 
-// ListCompilations returns recorded compiles, newest first. Until the state
-// database lands they are kept in .graft/compilations.jsonl.
-func (s *Service) ListCompilations(_ context.Context, _ Caller, in ListCompilationsInput) (ListCompilationsOutput, error) {
+// ListCompilations returns recorded compiles, newest first: from the state
+// database, or for `database: none` from .graft/compilations.jsonl.
+func (s *Service) ListCompilations(ctx context.Context, _ Caller, in ListCompilationsInput) (ListCompilationsOutput, error) {
 	out := ListCompilationsOutput{Compilations: []Compilation{}}
 	limit, err := pageLimit(in.Limit)
 	if err != nil {
@@ -356,6 +361,13 @@ func (s *Service) ListCompilations(_ context.Context, _ Caller, in ListCompilati
 		if after, err = decodeCursor(in.Cursor, "compilations:"+in.Branch); err != nil {
 			return out, err
 		}
+	}
+	if s.HasStore() {
+		st, err := s.Store()
+		if err != nil {
+			return out, err
+		}
+		return s.storedCompilations(ctx, st, in, limit)
 	}
 	f, err := os.Open(filepath.Join(s.Project.StateDir, compilationsFile))
 	if os.IsNotExist(err) {

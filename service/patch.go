@@ -27,6 +27,10 @@ type PatchContentInput struct {
 // resulting frontmatter is validated as a whole, and a changed body passes
 // the MDX gate, exactly as in WriteContent.
 func (s *Service) PatchContent(ctx context.Context, c Caller, in PatchContentInput) (WriteContentOutput, error) {
+	return audited(s, ctx, c, OpPatchContent, in, s.patchContent)
+}
+
+func (s *Service) patchContent(ctx context.Context, c Caller, in PatchContentInput) (WriteContentOutput, error) {
 	if err := c.Require(ScopeContentWrite); err != nil {
 		return WriteContentOutput{}, err
 	}

@@ -6,14 +6,17 @@ package service
 
 import (
 	"context"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
 	"strings"
+	"sync"
 
 	"github.com/graft-studio/graft/drafts"
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/repo"
+	"github.com/graft-studio/graft/state"
 )
 
 // Scopes a caller can hold (DESIGN §10).
@@ -126,6 +129,8 @@ type Service struct {
 	idx indexes
 	// Drafts reads, writes, publishes and discards drafts.
 	Drafts *drafts.Store
+
+	st stateDB
 }
 
 // Open opens the project in dir (the folder holding graft.yaml), in GitHub
@@ -170,4 +175,90 @@ func (s *Service) readBranch(_ context.Context, c Caller, branch string) (name, 
 		return "", "", err
 	}
 	return branch, ref, nil
+}
+
+// DatabaseEnv overrides graft.yaml's `database` (e.g. a postgres:// URL kept
+// out of the repository).
+const DatabaseEnv = "GRAFT_DATABASE_URL"
+
+// stateDB is the service's state database, opened on first use.
+type stateDB struct {
+	mu   sync.Mutex
+	st   state.Store
+	none bool
+}
+
+// Database is the `database` the service uses: GRAFT_DATABASE_URL when set,
+// else graft.yaml's (sqlite by default).
+func (s *Service) Database() string {
+	if v := strings.TrimSpace(os.Getenv(DatabaseEnv)); v != "" {
+		return v
+	}
+	return s.Project.Config.Database
+}
+
+// Store returns the state database (DESIGN §11), opening it and applying its
+// migrations on first use; it fails with NEEDS_DATABASE for `database: none`.
+func (s *Service) Store() (state.Store, error) {
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	if s.st.st == nil && !s.st.none {
+		db := s.Database()
+		if db == "none" {
+			s.st.none = true
+		} else {
+			// A failure is not kept: the next call tries again (a database
+			// server that was down comes back).
+			st, err := state.Open(context.Background(), db, s.Project.StateDir)
+			if err != nil {
+				return nil, errs.New(errs.Internal, "the state database (%s) does not open: %v", redactURL(db), err).
+					WithFix("check graft.yaml's database (or %s) and that the database server is reachable", DatabaseEnv)
+			}
+			s.st.st = st
+		}
+	}
+	if s.st.none {
+		return nil, errs.New(errs.NeedsDatabase, "this project is static (database: none): approvals, the audit log, functions and compile records need a state database").
+			WithFix("set database: sqlite (a file under .graft/, nothing to install) or a postgres:// URL in graft.yaml")
+	}
+	return s.st.st, nil
+}
+
+// HasStore reports whether the project has a state database (it is not
+// `database: none`).
+func (s *Service) HasStore() bool {
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	return s.st.st != nil || (!s.st.none && s.Database() != "none")
+}
+
+// UseStore makes the service use st as its state database (tests, and
+// `graft serve` sharing one store with its token and rate-limit checks).
+func (s *Service) UseStore(st state.Store) {
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	s.st.st, s.st.none = st, st == nil
+}
+
+// closeStore closes the state database when the service opened it.
+func (s *Service) closeStore() error {
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	if s.st.st == nil {
+		return nil
+	}
+	err := s.st.st.Close()
+	s.st.st = nil
+	return err
+}
+
+// redactURL hides a password in a database URL.
+func redactURL(db string) string {
+	if u, err := url.Parse(db); err == nil && u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+			return u.String()
+		}
+	}
+	return db
 }

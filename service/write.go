@@ -44,6 +44,10 @@ const maxWriteAttempts = 3
 // WriteContent validates a whole document and commits it to the caller's
 // draft (or the named preview branch).
 func (s *Service) WriteContent(ctx context.Context, c Caller, in WriteContentInput) (WriteContentOutput, error) {
+	return audited(s, ctx, c, OpWriteContent, in, s.writeContent)
+}
+
+func (s *Service) writeContent(ctx context.Context, c Caller, in WriteContentInput) (WriteContentOutput, error) {
 	if err := c.Require(ScopeContentWrite); err != nil {
 		return WriteContentOutput{}, err
 	}

@@ -77,7 +77,7 @@ func (a *app) mcpDir() string {
 }
 
 func (a *app) mcpOptions(f mcpFlags, logger *slog.Logger) mcp.Options {
-	return mcp.Options{Dir: a.mcpDir(), Branch: f.branch, ElicitApprovals: f.elicit,
+	return mcp.Options{Dir: a.mcpDir(), Branch: f.branch, ElicitApprovals: f.elicit, LocalFiles: true,
 		Identity: a.stdioIdentity(), Logger: logger, Version: version}
 }
 

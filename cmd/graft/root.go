@@ -76,6 +76,9 @@ func (a *app) report(err error) int {
 		}
 	}
 	if e.Code == errs.DestructiveOpRequiresApproval {
+		if id, ok := e.Details["approvalId"]; ok && !a.jsonOut {
+			fmt.Fprintf(a.stderr, "approval: %v\n", id)
+		}
 		return exitApproval
 	}
 	return exitDomain
@@ -117,6 +120,10 @@ own draft branch, and people review the result as Git history and pull requests.
 		a.versionCommand(),
 		a.mcpCommand(), a.addCommand(),
 		a.serveCommand(), a.tokenCommand(),
+		a.approvalsCommand(),
+		a.decideCommand("approve", "approve", "Approve a pending request (as you, the operator)"),
+		a.decideCommand("deny", "deny", "Deny a pending request (as you, the operator)"),
+		a.auditCommand(), a.assetCommand(),
 	)
 	return root
 }
