@@ -90,7 +90,11 @@ func start(t testing.TB, dir string, opts Options) *testServer {
 // token creates a token in the project's store and returns its secret.
 func token(t *testing.T, dir, name string, scopes ...string) string {
 	t.Helper()
-	_, secret, err := auth.OpenProjectStore(filepath.Join(dir, ".graft")).Create(context.Background(), name, scopes)
+	tokens, _, err := auth.ForDir(dir) // the state database, as the server uses
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, secret, err := tokens.Create(context.Background(), name, scopes)
 	if err != nil {
 		t.Fatal(err)
 	}

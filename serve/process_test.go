@@ -217,7 +217,11 @@ func gitOut(t *testing.T, dir string, args ...string) string {
 
 func createToken(t *testing.T, dir, name string, scopes ...string) string {
 	t.Helper()
-	_, secret, err := auth.OpenProjectStore(filepath.Join(dir, ".graft")).Create(context.Background(), name, scopes)
+	tokens, _, err := auth.ForDir(dir) // the state database, as the server uses
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, secret, err := tokens.Create(context.Background(), name, scopes)
 	if err != nil {
 		t.Fatal(err)
 	}

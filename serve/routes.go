@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/graft-studio/graft/auth"
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/service"
 )
@@ -34,11 +33,12 @@ func (s *Server) routes(mcpHandler http.Handler) *http.ServeMux {
 	mux.HandleFunc("GET "+ContentPrefix+"/documents/{collection}/{slug...}", s.serviceRoute(s.document))
 	mux.HandleFunc("GET "+ContentPrefix+"/search", s.serviceRoute(s.search))
 	mux.HandleFunc("POST /api/fn/{name}", s.serviceRoute(s.function))
+	mux.HandleFunc("GET /assets/{key...}", s.serviceRoute(s.asset))
 	mux.HandleFunc("GET /healthz", s.serviceRoute(s.healthz))
 	mux.HandleFunc("GET /metrics", s.metricsRoute)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errs.New(errs.InputValidationFailed, "no route %s %s", r.Method, r.URL.Path).
-			WithFix("routes: POST /mcp, GET %s/{collections,documents,documents/{collection}/{slug},search}, POST /api/fn/{name}, GET /healthz, GET /metrics", ContentPrefix))
+			WithFix("routes: POST /mcp, GET %s/{collections,documents,documents/{collection}/{slug},search}, POST /api/fn/{name}, GET /assets/{key}, GET /healthz, GET /metrics", ContentPrefix))
 	})
 	return mux
 }
@@ -199,7 +199,6 @@ type FunctionInput struct {
 }
 
 func (s *Server) function(r *http.Request, svc *service.Service, c service.Caller) (response, error) {
-	name := r.PathValue("name")
 	var in FunctionInput
 	raw, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -211,39 +210,23 @@ func (s *Server) function(r *http.Request, svc *service.Service, c service.Calle
 				WithFix(`send {"input": {...}}`)
 		}
 	}
-	fn := svc.Project.Config.Function(name)
-	if fn == nil {
-		return response{}, errs.New(errs.FunctionNotFound, "no function %q in graft.yaml", name).
-			WithFix("call list_functions (or GET /api/content/v1/collections for the schema) for the declared names")
+	// The same handler as MCP's run_function: access rule, rate limit (per
+	// identity, per client address for anonymous callers), approvals, audit.
+	ctx := service.WithClientAddress(r.Context(), s.clientIP(r))
+	out, err := svc.RunFunction(ctx, c, service.RunFunctionInput{Name: r.PathValue("name"), Input: in.Input, Approval: in.Approval})
+	if err != nil {
+		return response{}, err
 	}
-	switch fn.Access.Kind {
-	case "public":
-	case "scope":
-		if err := c.Require(fn.Access.Scope); err != nil {
-			return response{}, err
-		}
-	default: // authenticated
-		if c.Anonymous {
-			return response{}, errs.New(errs.Unauthorized, "function %s needs an authenticated caller", name).
-				With("required", []string{"an identity"}).With("held", []string{}).
-				WithFix("send a bearer token")
-		}
+	return response{raw: out, contentType: "application/json"}, nil
+}
+
+// asset serves a file of the project's asset store with its content type.
+func (s *Server) asset(r *http.Request, svc *service.Service, _ service.Caller) (response, error) {
+	a, err := svc.GetAsset(r.Context(), r.PathValue("key"))
+	if err != nil {
+		return response{}, err
 	}
-	if fn.RateLimit != nil {
-		rate := auth.Rate{Count: fn.RateLimit.Count, Per: fn.RateLimit.Per}
-		key := "fn:" + name + ":" + c.ID
-		if c.Anonymous {
-			key = "fn:" + name + ":ip:" + s.clientIP(r)
-		}
-		if d, err := s.opts.Limiter.Allow(r.Context(), key, rate); err != nil {
-			return response{}, err
-		} else if !d.Allowed {
-			return response{}, auth.ErrRateLimited(d, rate)
-		}
-	}
-	return response{}, errs.New(errs.NeedsDatabase, "running function %s needs graft's state database, which this build does not have yet", name).
-		With("function", name).
-		WithFix("functions answer once the state database lands; the content API works without it")
+	return response{raw: a.Data, contentType: a.ContentType, etag: a.Version}, nil
 }
 
 func (s *Server) healthz(r *http.Request, svc *service.Service, c service.Caller) (response, error) {

@@ -112,11 +112,19 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.Tokens == nil {
-		opts.Tokens = auth.OpenProjectStore(p.StateDir)
-	}
-	if opts.Limiter == nil {
-		opts.Limiter = auth.NewMemoryLimiter()
+	if opts.Tokens == nil || opts.Limiter == nil {
+		// The state database when the project has one (shared by replicas),
+		// else .graft/tokens.json and in-memory buckets.
+		tokens, limiter, err := auth.ForDir(p.Config.Dir)
+		if err != nil {
+			return nil, err
+		}
+		if opts.Tokens == nil {
+			opts.Tokens = tokens
+		}
+		if opts.Limiter == nil {
+			opts.Limiter = limiter
+		}
 	}
 	s := &Server{opts: opts, logger: logger, metrics: newMetrics()}
 	if opts.Operator != nil {

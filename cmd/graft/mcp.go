@@ -17,7 +17,6 @@ import (
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/mcp"
 	"github.com/graft-studio/graft/owner"
-	"github.com/graft-studio/graft/repo"
 	"github.com/graft-studio/graft/service"
 )
 
@@ -87,11 +86,11 @@ func (a *app) stdioIdentity() mcp.Identity {
 	var lookup mcp.TokenLookup
 	if dir := a.mcpDir(); dir != "" {
 		lookup = func(ctx context.Context, secret string) (service.Caller, error) {
-			p, err := repo.OpenProject(dir)
+			tokens, _, err := auth.ForDir(dir)
 			if err != nil {
 				return service.Caller{}, err
 			}
-			return auth.Resolver(auth.OpenProjectStore(p.StateDir))(ctx, secret)
+			return auth.Resolver(tokens)(ctx, secret)
 		}
 	}
 	return mcp.StdioIdentityWithTokens(os.Getenv, lookup)

@@ -15,7 +15,6 @@ import (
 	"github.com/graft-studio/graft/auth"
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/owner"
-	"github.com/graft-studio/graft/repo"
 	"github.com/graft-studio/graft/serve"
 )
 
@@ -107,11 +106,11 @@ func (a *app) runServe(parent context.Context, f serveFlags) error {
 	}
 	var tcp net.Listener
 	if !f.ownerOnly {
-		p, err := repo.OpenProject(dir)
+		tokens, _, err := auth.ForDir(dir)
 		if err != nil {
 			return err
 		}
-		if err := serve.CheckExposure(f.addr, auth.OpenProjectStore(p.StateDir), opts.AllowAnonymous); err != nil {
+		if err := serve.CheckExposure(f.addr, tokens, opts.AllowAnonymous); err != nil {
 			return err
 		}
 		// Listen first, so that --addr :0 resolves the port the Host check uses.

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/graft-studio/graft/auth"
-	"github.com/graft-studio/graft/repo"
 )
 
 func (a *app) tokenCommand() *cobra.Command {
@@ -25,17 +24,15 @@ treating callers without a token as the operator: they become anonymous.`,
 	return cmd
 }
 
-// tokenStore opens the project's token store.
-func (a *app) tokenStore() (*auth.FileStore, error) {
+// tokenStore opens the project's token store: the state database, or
+// .graft/tokens.json for `database: none`.
+func (a *app) tokenStore() (auth.TokenStore, error) {
 	dir, err := a.projectDir()
 	if err != nil {
 		return nil, err
 	}
-	p, err := repo.OpenProject(dir)
-	if err != nil {
-		return nil, err
-	}
-	return auth.OpenProjectStore(p.StateDir), nil
+	tokens, _, err := auth.ForDir(dir)
+	return tokens, err
 }
 
 func (a *app) tokenCreateCommand() *cobra.Command {
