@@ -65,7 +65,7 @@ type problemEntry struct {
 
 const (
 	// batchDocs is the size of the batches a compile feeds each writer.
-	batchDocs = 2000
+	batchDocs = 500
 	// incremental compiles touching more than this share of the documents
 	// rebuild instead.
 	rebuildShare = 4

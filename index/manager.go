@@ -42,6 +42,7 @@ type Manager struct {
 	an      *analyzers
 	cache   *docCache
 	results *resultCache
+	chunks  *chunkCache
 
 	compileMu sync.Mutex
 	mu        sync.RWMutex // guards indexes and index swaps
@@ -110,7 +111,7 @@ func OpenWithOptions(dir string, tree Tree, mapper Mapper, opt Options) (*Manage
 		return nil, err
 	}
 	m := &Manager{dir: dir, tree: tree, mapper: mapper, opt: opt, lock: lock,
-		mapping: mp, an: an, cache: newDocCache(1024), results: newResultCache(512), indexes: map[string]*branchIndex{}}
+		mapping: mp, an: an, cache: newDocCache(1024), results: newResultCache(512), chunks: newChunkCache(), indexes: map[string]*branchIndex{}}
 	if err := m.recover(); err != nil {
 		lock.Close()
 		return nil, err
