@@ -20,6 +20,13 @@ import (
 // benchDocs is the size of the synthetic corpus (-benchdocs or GRAFT_BENCH_DOCS).
 var benchDocs = flag.Int("benchdocs", envInt("GRAFT_BENCH_DOCS", 2000), "documents in the benchmark corpus")
 
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
 // vocabulary returns deterministic pseudo-words.
 func vocabulary(n int) []string {
 	syl := []string{"ka", "lo", "mi", "ra", "te", "su", "no", "vi", "de", "po", "xe", "qua", "bri", "sto", "fen", "gal"}
@@ -137,12 +144,20 @@ func loadAverage() float64 {
 	return f
 }
 
-func benchManager(b *testing.B, c *corpus) *Manager {
+// openBenchManager opens a manager over the corpus with a fresh index folder;
+// the caller closes it.
+func openBenchManager(b *testing.B, c *corpus) *Manager {
 	b.Helper()
 	m, err := Open(b.TempDir(), openGitTree(b, c.repo.dir), testMapper{langs: map[string]string{"c0": "en", "c1": "en"}})
 	if err != nil {
 		b.Fatal(err)
 	}
+	return m
+}
+
+// benchManager is openBenchManager closed when the benchmark ends.
+func benchManager(b *testing.B, c *corpus) *Manager {
+	m := openBenchManager(b, c)
 	b.Cleanup(func() { m.Close() })
 	return m
 }
@@ -152,7 +167,7 @@ func BenchmarkFullCompile(b *testing.B) {
 	cpu0 := cpuSeconds()
 	b.ResetTimer()
 	for range b.N {
-		m := benchManager(b, c)
+		m := openBenchManager(b, c)
 		res, err := m.Compile(context.Background(), "main", CompileOptions{})
 		if err != nil {
 			b.Fatal(err)

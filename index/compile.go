@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
 	"github.com/blevesearch/bleve/v2/search/query"
 	bindex "github.com/blevesearch/bleve_index_api"
 
@@ -241,18 +241,9 @@ func (b *builder) delete(id string) error {
 	return b.count()
 }
 
-var batchSize = envInt("GRAFT_BATCH", batchDocs)
-
-func envInt(name string, def int) int {
-	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
-		return n
-	}
-	return def
-}
-
 func (b *builder) count() error {
 	b.n++
-	if b.n >= batchSize {
+	if b.n >= batchDocs {
 		return b.flush()
 	}
 	return nil
@@ -285,6 +276,13 @@ func (b *builder) finish(meta indexMeta, extra map[string]any) error {
 		}
 		b.batch.SetInternal([]byte(k), raw)
 	}
+	return b.persist()
+}
+
+// persist writes the current batch (possibly empty) and waits until it and
+// every batch before it are on disk.
+func (b *builder) persist() error {
+	b.ensure()
 	persisted := make(chan error, 1)
 	b.batch.SetPersistedCallback(func(err error) { persisted <- err })
 	if err := b.flush(); err != nil {
@@ -456,7 +454,7 @@ func (m *Manager) compileFull(ctx context.Context, b *builder, meta indexMeta, h
 			return nil, err
 		}
 	}
-	if err := b.flush(); err != nil {
+	if err := b.persist(); err != nil { // the merger merges persisted segments only
 		return nil, err
 	}
 	if err := compact(ctx, b.idx); err != nil {
@@ -469,17 +467,20 @@ func (m *Manager) compileFull(ctx context.Context, b *builder, meta indexMeta, h
 	return problems, nil
 }
 
-// compact merges a freshly built index into as few segments as the merge
-// policy allows, so searches visit one or two segments.
+// compact merges a freshly built index into one segment in one pass, so
+// every document is merged once and searches visit one segment.
 func compact(ctx context.Context, idx bleve.Index) error {
 	adv, err := idx.Advanced()
 	if err != nil {
 		return err
 	}
-	if s, ok := adv.(*scorch.Scorch); ok {
-		return s.ForceMerge(ctx, nil)
+	s, ok := adv.(*scorch.Scorch)
+	if !ok {
+		return nil
 	}
-	return nil
+	opt := mergeplan.SingleSegmentMergePlanOptions
+	opt.SegmentsPerMergeTask = 1 << 16
+	return s.ForceMerge(ctx, &opt)
 }
 
 // markDuplicates records every member of a group of files giving one ID.

@@ -287,7 +287,7 @@ func (m *Manager) runtimeConfig() map[string]any {
 		"bolt_timeout": m.opt.LockWait.String(),
 		// Batches return once searchable; a compile waits for its last
 		// (metadata) batch to be persisted (builder.finish).
-		"unsafe_batch": os.Getenv("GRAFT_UNSAFE") != "0",
+		"unsafe_batch": true,
 	}
 }
 
@@ -372,8 +372,11 @@ func (bi *branchIndex) load() error {
 	return nil
 }
 
-// newIndex creates an empty index at path.
+// newIndex creates an empty index at path for a full build: the background
+// merger stays idle while the build adds segments, because the build ends
+// with one merge of them all (compact).
 func (m *Manager) newIndex(path string) (bleve.Index, error) {
 	cfg := m.runtimeConfig()
+	cfg["scorchMergePlanOptions"] = map[string]any{"MaxSegmentsPerTier": 1 << 20}
 	return bleve.NewUsing(path, m.mapping, scorch.Name, bleve.Config.DefaultKVStore, cfg)
 }
