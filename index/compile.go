@@ -33,7 +33,8 @@ type CompileOptions struct {
 	Base string
 	// Full rebuilds the index from scratch.
 	Full bool
-	// Progress, when set, is called from time to time during a full build.
+	// Progress, when set, is called from time to time during a full build,
+	// one call at a time but not always from the same goroutine.
 	Progress func(done, total int)
 }
 
