@@ -11,9 +11,12 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
 	"github.com/blevesearch/bleve/v2/search/query"
 	bindex "github.com/blevesearch/bleve_index_api"
 
@@ -30,7 +33,8 @@ type CompileOptions struct {
 	Base string
 	// Full rebuilds the index from scratch.
 	Full bool
-	// Progress, when set, is called from time to time during a full build.
+	// Progress, when set, is called from time to time during a full build,
+	// one call at a time but not always from the same goroutine.
 	Progress func(done, total int)
 }
 
@@ -61,7 +65,8 @@ type problemEntry struct {
 }
 
 const (
-	batchDocs = 1000
+	// batchDocs is the size of the batches a compile feeds each writer.
+	batchDocs = 500
 	// incremental compiles touching more than this share of the documents
 	// rebuild instead.
 	rebuildShare = 4
@@ -150,7 +155,7 @@ func isUnreadable(err error) bool { return errors.Is(err, errUnreadable) }
 
 // reload re-reads an index's metadata after an in-place compile.
 func (m *Manager) reload(branch string, bi *branchIndex) error {
-	fresh := &branchIndex{idx: bi.idx}
+	fresh := &branchIndex{idx: bi.idx, gen: nextGeneration()}
 	if err := fresh.load(); err != nil {
 		return err
 	}
@@ -254,7 +259,10 @@ func (b *builder) flush() error {
 	return err
 }
 
-// finish writes the metadata and the last batch.
+// finish writes the metadata and the last batch, and waits until the index
+// holds them on disk: indexes run with unsafe_batch, so batches return
+// before they are persisted, and the metadata batch, persisted last, makes
+// everything before it durable too.
 func (b *builder) finish(meta indexMeta, extra map[string]any) error {
 	b.ensure()
 	raw, err := json.Marshal(meta)
@@ -269,7 +277,19 @@ func (b *builder) finish(meta indexMeta, extra map[string]any) error {
 		}
 		b.batch.SetInternal([]byte(k), raw)
 	}
-	return b.flush()
+	return b.persist()
+}
+
+// persist writes the current batch (possibly empty) and waits until it and
+// every batch before it are on disk.
+func (b *builder) persist() error {
+	b.ensure()
+	persisted := make(chan error, 1)
+	b.batch.SetPersistedCallback(func(err error) { persisted <- err })
+	if err := b.flush(); err != nil {
+		return err
+	}
+	return <-persisted
 }
 
 // mapped is one file run through the mapper.
@@ -300,57 +320,65 @@ func (m *Manager) mapFile(path, version string) mapped {
 }
 
 // mapParallel maps the files on every core and delivers the results (in no
-// particular order) to fn on the calling goroutine.
+// particular order) to fn, one at a time.
 func (m *Manager) mapParallel(ctx context.Context, files []Change, fn func(mapped) error) error {
-	workers := runtime.GOMAXPROCS(0)
-	jobs := make(chan Change)
-	out := make(chan mapped, 4*workers)
-	var wg sync.WaitGroup
-	for range workers {
+	var mu sync.Mutex
+	return m.mapWorkers(ctx, files, func(_ int, r mapped) error {
+		mu.Lock()
+		defer mu.Unlock()
+		return fn(r)
+	})
+}
+
+// mapWorkers maps the files on every core and calls fn on the worker that
+// mapped each file (worker numbers 0 … workers-1), so fn runs concurrently
+// on different workers. The first error stops the work and is returned.
+func (m *Manager) mapWorkers(ctx context.Context, files []Change, fn func(worker int, r mapped) error) error {
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(files)))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		next  atomic.Int64
+		wg    sync.WaitGroup
+		errMu sync.Mutex
+		first error
+	)
+	fail := func(err error) {
+		errMu.Lock()
+		if first == nil {
+			first = err
+		}
+		errMu.Unlock()
+		cancel()
+	}
+	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for c := range jobs {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(files) || ctx.Err() != nil {
+					return
+				}
+				c := files[i]
 				r := m.mapFile(c.Path, c.To)
 				r.change = c
-				out <- r
+				if r.err != nil {
+					fail(r.err)
+					return
+				}
+				if err := fn(w, r); err != nil {
+					fail(err)
+					return
+				}
 			}
 		}()
 	}
-	stop := make(chan struct{})
-	go func() {
-		defer close(jobs)
-		for _, c := range files {
-			select {
-			case jobs <- c:
-			case <-stop:
-				return
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	go func() { wg.Wait(); close(out) }()
-	var first error
-	for r := range out {
-		if first != nil {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			first = err
-		} else if r.err != nil {
-			first = r.err
-		} else {
-			first = fn(r)
-		}
-		if first != nil {
-			close(stop)
-		}
+	wg.Wait()
+	if first != nil {
+		return first
 	}
-	if first == nil {
-		first = ctx.Err()
-	}
-	return first
+	return ctx.Err()
 }
 
 // member is one file that gives a document ID.
@@ -359,7 +387,9 @@ type member struct {
 	doc           *Document
 }
 
-// compileFull indexes every document of head into a fresh index.
+// compileFull indexes every document of head into a fresh index. Every
+// worker maps files and feeds its own batches, so analysis and segment
+// building run on every core; files giving one ID are resolved under a lock.
 func (m *Manager) compileFull(ctx context.Context, b *builder, meta indexMeta, head string, progress func(int, int), res *CompileResult) (map[string]problemEntry, error) {
 	var files []Change
 	if head != "" {
@@ -368,52 +398,90 @@ func (m *Manager) compileFull(ctx context.Context, b *builder, meta indexMeta, h
 			return nil, err
 		}
 	}
+	var mu sync.Mutex
 	problems := map[string]problemEntry{}
 	seen := make(map[string]member, len(files))
 	dups := map[string][]member{}
 	langs := map[string]bool{}
 	done := 0
-	err := m.mapParallel(ctx, files, func(r mapped) error {
+	workers := make([]*builder, runtime.GOMAXPROCS(0))
+	for i := range workers {
+		workers[i] = &builder{idx: b.idx, an: b.an}
+	}
+	err := m.mapWorkers(ctx, files, func(w int, r mapped) error {
+		mu.Lock()
 		done++
 		if progress != nil && (done%256 == 0 || done == len(files)) {
 			progress(done, len(files))
 		}
+		index := false
 		switch {
 		case !r.ok:
-			return nil
 		case r.problem != nil:
 			problems[r.change.Path] = problemEntry{Problem: *r.problem}
 			res.Changes.Added++
-			return nil
-		}
-		res.Changes.Added++
-		id := r.doc.ID()
-		me := member{path: r.doc.Path, version: r.doc.Version}
-		if first, ok := seen[id]; ok {
-			if len(dups[id]) == 0 {
-				dups[id] = []member{first}
-				if err := b.delete(id); err != nil {
-					return err
+		default:
+			res.Changes.Added++
+			id := r.doc.ID()
+			me := member{path: r.doc.Path, version: r.doc.Version}
+			if first, ok := seen[id]; ok {
+				if len(dups[id]) == 0 {
+					dups[id] = []member{first}
 				}
+				dups[id] = append(dups[id], me)
+			} else {
+				seen[id] = me
+				langs[langKey(r.doc.Language)] = true
+				index = true
 			}
-			dups[id] = append(dups[id], me)
-			return nil
 		}
-		seen[id] = me
-		langs[langKey(r.doc.Language)] = true
-		return b.index(r.doc, meta.Branch)
+		mu.Unlock()
+		if index {
+			return workers[w].index(r.doc, meta.Branch)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	for id, group := range dups {
-		markDuplicates(problems, id, group)
+	for _, w := range workers {
+		if err := w.flush(); err != nil {
+			return nil, err
+		}
+	}
+	for _, id := range sortedKeys(dups) {
+		markDuplicates(problems, id, dups[id])
+		if err := b.delete(id); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.persist(); err != nil { // the merger merges persisted segments only
+		return nil, err
+	}
+	if err := compact(ctx, b.idx); err != nil {
+		return nil, err
 	}
 	meta.Langs = sortedKeys(langs)
 	if err := b.finish(meta, map[string]any{string(keyProblems): problems}); err != nil {
 		return nil, err
 	}
 	return problems, nil
+}
+
+// compact merges a freshly built index into one segment in one pass, so
+// every document is merged once and searches visit one segment.
+func compact(ctx context.Context, idx bleve.Index) error {
+	adv, err := idx.Advanced()
+	if err != nil {
+		return err
+	}
+	s, ok := adv.(*scorch.Scorch)
+	if !ok {
+		return nil
+	}
+	opt := mergeplan.SingleSegmentMergePlanOptions
+	opt.SegmentsPerMergeTask = 1 << 16
+	return s.ForceMerge(ctx, &opt)
 }
 
 // markDuplicates records every member of a group of files giving one ID.

@@ -23,6 +23,24 @@
 //     joined with '.' (author.name:ann).
 //   - A word that a language's analyzer drops entirely (a stop word) does not
 //     constrain that language's documents.
+//
+// Performance decisions:
+//   - Indexes run with Bleve's unsafe_batch: a batch returns once searchable,
+//     and a compile returns only after its last batch (the one that records
+//     the compiled commit) is persisted, which makes every earlier batch
+//     durable too. A full rebuild is swapped in only after that and Close.
+//   - A full rebuild maps files on every core; each worker feeds its own
+//     batches (500 documents), so analysis and segment building use both
+//     cores. The build keeps Bleve's merger idle and ends with one merge of
+//     all segments, so every document is merged once and searches visit
+//     one segment.
+//   - Result pages (hits, snippets, total, next cursor) are cached by
+//     request and by the generation of every index of the chain; any
+//     compile installs a new generation, so a cached page is never served
+//     after the chain changed. Freshness is computed on every search.
+//   - Snippets analyse whitespace-free chunks through a per-language cache
+//     (tokens never span whitespace); cjk text, whose bigrams join
+//     neighbouring tokens, is analysed whole.
 package index
 
 // Document is what the index stores for one file of the content tree.

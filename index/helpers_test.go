@@ -12,18 +12,26 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/graft-studio/graft/errs"
 )
 
 // gitTree is the test implementation of Tree over go-git (read only).
+// go-git repositories are not safe for concurrent use, so r serves trees and
+// commits under mu, and blobs are read through a pool of repositories of
+// their own (with small object caches), one per concurrent reader.
 type gitTree struct {
-	mu sync.Mutex
-	r  *git.Repository
+	mu    sync.Mutex
+	r     *git.Repository
+	dir   string
+	blobs chan *git.Repository
 }
 
 func openGitTree(tb testing.TB, dir string) *gitTree {
@@ -40,7 +48,18 @@ func openGitTreeErr(dir string) (*gitTree, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &gitTree{r: r}, nil
+	return &gitTree{r: r, dir: dir, blobs: make(chan *git.Repository, 8)}, nil
+}
+
+// blobRepo takes a repository from the pool, opening one when it is empty.
+func (g *gitTree) blobRepo() (*git.Repository, error) {
+	select {
+	case r := <-g.blobs:
+		return r, nil
+	default:
+	}
+	st := filesystem.NewStorage(osfs.New(g.dir), cache.NewObjectLRU(4*cache.MiByte))
+	return git.Open(st, nil)
 }
 
 func (g *gitTree) Resolve(branch string) (string, error) {
@@ -158,9 +177,17 @@ func (g *gitTree) diff(a, b *object.Tree, prefix string, out *[]Change) error {
 }
 
 func (g *gitTree) Blob(version string) ([]byte, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	b, err := g.r.BlobObject(plumbing.NewHash(version))
+	r, err := g.blobRepo()
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		select {
+		case g.blobs <- r:
+		default:
+		}
+	}()
+	b, err := r.BlobObject(plumbing.NewHash(version))
 	if err != nil {
 		return nil, err
 	}

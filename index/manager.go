@@ -41,6 +41,8 @@ type Manager struct {
 	mapping *mapping.IndexMappingImpl
 	an      *analyzers
 	cache   *docCache
+	results *resultCache
+	chunks  *chunkCache
 
 	compileMu sync.Mutex
 	mu        sync.RWMutex // guards indexes and index swaps
@@ -52,6 +54,9 @@ type Manager struct {
 type branchIndex struct {
 	idx  bleve.Index
 	meta indexMeta
+	// gen names this state of the index (nextGeneration): an index that
+	// changes is installed as a new branchIndex.
+	gen uint64
 	// ids are the document IDs (documents and tombstones) of an overlay.
 	ids []string
 }
@@ -106,7 +111,7 @@ func OpenWithOptions(dir string, tree Tree, mapper Mapper, opt Options) (*Manage
 		return nil, err
 	}
 	m := &Manager{dir: dir, tree: tree, mapper: mapper, opt: opt, lock: lock,
-		mapping: mp, an: an, cache: newDocCache(1024), indexes: map[string]*branchIndex{}}
+		mapping: mp, an: an, cache: newDocCache(1024), results: newResultCache(512), chunks: newChunkCache(), indexes: map[string]*branchIndex{}}
 	if err := m.recover(); err != nil {
 		lock.Close()
 		return nil, err
@@ -278,7 +283,12 @@ func randomSuffix() string {
 
 // runtimeConfig is the scorch configuration for opening an index.
 func (m *Manager) runtimeConfig() map[string]any {
-	return map[string]any{"bolt_timeout": m.opt.LockWait.String()}
+	return map[string]any{
+		"bolt_timeout": m.opt.LockWait.String(),
+		// Batches return once searchable; a compile waits for its last
+		// (metadata) batch to be persisted (builder.finish).
+		"unsafe_batch": true,
+	}
 }
 
 // get returns the open index of branch, opening it from disk when needed;
@@ -321,7 +331,7 @@ func (m *Manager) openIndex(path string) (*branchIndex, error) {
 		}
 		return nil, fmt.Errorf("%w: %v", errUnreadable, err)
 	}
-	bi := &branchIndex{idx: idx}
+	bi := &branchIndex{idx: idx, gen: nextGeneration()}
 	if err := bi.load(); err != nil {
 		idx.Close()
 		return nil, fmt.Errorf("%w: %v", errUnreadable, err)
@@ -362,8 +372,11 @@ func (bi *branchIndex) load() error {
 	return nil
 }
 
-// newIndex creates an empty index at path.
+// newIndex creates an empty index at path for a full build: the background
+// merger stays idle while the build adds segments, because the build ends
+// with one merge of them all (compact).
 func (m *Manager) newIndex(path string) (bleve.Index, error) {
 	cfg := m.runtimeConfig()
+	cfg["scorchMergePlanOptions"] = map[string]any{"MaxSegmentsPerTier": 1 << 20}
 	return bleve.NewUsing(path, m.mapping, scorch.Name, bleve.Config.DefaultKVStore, cfg)
 }

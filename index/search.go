@@ -131,6 +131,34 @@ func (m *Manager) Search(ctx context.Context, req SearchRequest) (SearchResult, 
 			langSet[l] = true
 		}
 	}
+	key := pageKey(req, limit, chain)
+	page, ok := m.results.get(key)
+	if !ok {
+		if page, err = m.searchPage(ctx, req, pq, chain, langSet, limit, after, hash); err != nil {
+			return res, err
+		}
+		page.key = key
+		m.results.put(page)
+	}
+	res.Hits = append(res.Hits, page.hits...)
+	res.Total, res.NextCursor = page.total, page.nextCursor
+	for i, b := range req.Chain {
+		head, ok := req.Heads[b]
+		if !ok {
+			if head, err = m.tree.Resolve(b); err != nil {
+				return res, err
+			}
+		}
+		compiled := chain[i].meta.Commit
+		res.Freshness[b] = Freshness{Compiled: compiled, Head: head, Stale: compiled != head}
+	}
+	return res, nil
+}
+
+// searchPage runs one page of a search on the chain's indexes (held under
+// m.mu's read lock by the caller).
+func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, chain []*branchIndex, langSet map[string]bool, limit int, after *cursor, hash string) (*cachedPage, error) {
+	var err error
 	langs := sortedKeys(langSet)
 	if len(langs) == 0 {
 		langs = []string{neutralKey}
@@ -185,14 +213,14 @@ func (m *Manager) Search(ctx context.Context, req SearchRequest) (SearchResult, 
 		out, err = alias.SearchInContext(context.WithValue(ctx, search.SearchTypeKey, search.GlobalScoring), sr)
 	}
 	if err != nil {
-		return res, err
+		return nil, err
 	}
-	res.Total = out.Total
+	page := &cachedPage{total: out.Total, hits: []Hit{}}
 	hits := out.Hits
 	if len(hits) > limit {
 		hits = hits[:limit]
 		last := hits[len(hits)-1]
-		res.NextCursor = encodeCursor(cursor{Score: strconv.FormatFloat(last.Score, 'g', -1, 64), ID: last.ID, Hash: hash})
+		page.nextCursor = encodeCursor(cursor{Score: strconv.FormatFloat(last.Score, 'g', -1, 64), ID: last.ID, Hash: hash})
 	}
 	marks := snippetTerms(pq)
 	for _, h := range hits {
@@ -200,7 +228,7 @@ func (m *Manager) Search(ctx context.Context, req SearchRequest) (SearchResult, 
 		hit.Collection, hit.Slug, _ = strings.Cut(h.ID, ":")
 		d, err := m.loadDoc(hit.Path, hit.Version)
 		if err != nil {
-			return res, err
+			return nil, err
 		}
 		if d != nil {
 			hit.Data = d.Data
@@ -209,19 +237,9 @@ func (m *Manager) Search(ctx context.Context, req SearchRequest) (SearchResult, 
 		if hit.Data == nil {
 			hit.Data = map[string]any{}
 		}
-		res.Hits = append(res.Hits, hit)
+		page.hits = append(page.hits, hit)
 	}
-	for i, b := range req.Chain {
-		head, ok := req.Heads[b]
-		if !ok {
-			if head, err = m.tree.Resolve(b); err != nil {
-				return res, err
-			}
-		}
-		compiled := chain[i].meta.Commit
-		res.Freshness[b] = Freshness{Compiled: compiled, Head: head, Stale: compiled != head}
-	}
-	return res, nil
+	return page, nil
 }
 
 func fieldString(h *search.DocumentMatch, f string) string {

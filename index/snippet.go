@@ -6,6 +6,8 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/blevesearch/bleve/v2/analysis"
 )
 
 // Snippet shape.
@@ -61,10 +63,10 @@ func (m *Manager) snippet(text, lang string, marks []mark) string {
 	}
 	var matches []span
 	if len(terms) > 0 || len(prefixes) > 0 {
-		for _, t := range an.Analyze([]byte(text)) {
-			hit := terms[string(t.Term)]
-			if !hit && t.End <= len(text) {
-				orig := strings.ToLower(text[t.Start:t.End])
+		for _, t := range m.chunks.tokens(an, lang, text) {
+			hit := terms[t.term]
+			if !hit {
+				orig := strings.ToLower(text[t.start:t.end])
 				for _, p := range prefixes {
 					if strings.HasPrefix(orig, p) {
 						hit = true
@@ -72,11 +74,11 @@ func (m *Manager) snippet(text, lang string, marks []mark) string {
 					}
 				}
 			}
-			if hit && t.End <= len(text) && t.Start < t.End {
-				if n := len(matches); n > 0 && matches[n-1].end > t.Start {
+			if hit && t.start < t.end {
+				if n := len(matches); n > 0 && matches[n-1].end > t.start {
 					continue // overlapping CJK bigrams: keep the first
 				}
-				matches = append(matches, span{t.Start, t.End})
+				matches = append(matches, span{t.start, t.end})
 			}
 		}
 	}
@@ -243,4 +245,106 @@ func (m *Manager) loadDoc(path, version string) (*Document, error) {
 		c.order = append(c.order, key)
 	}
 	return r.doc, nil
+}
+
+// token is one analysed term of a text and the bytes it came from.
+type token struct {
+	term       string
+	start, end int
+}
+
+// chunkCache remembers how a language's analyzer splits whitespace-free
+// chunks of text ("word," "can't"), so snippets of a text whose words were
+// seen before are cut without running the analyzer. Tokens never span
+// whitespace and every graft analyzer but cjk (whose bigrams join
+// neighbouring tokens) treats tokens one by one, so analysing chunk by chunk
+// gives the tokens of the whole text; cjk texts are analysed whole.
+type chunkCache struct {
+	mu    sync.RWMutex
+	langs map[string]map[string][]token // chunk-relative offsets
+	n     int
+}
+
+// chunkCacheMax bounds the cached chunks; the cache starts over when full.
+const chunkCacheMax = 200_000
+
+func newChunkCache() *chunkCache { return &chunkCache{langs: map[string]map[string][]token{}} }
+
+// tokens returns the analysed tokens of text in order, with offsets in text.
+func (c *chunkCache) tokens(an analysis.Analyzer, lang, text string) []token {
+	if lang == "cjk" {
+		var out []token
+		for _, t := range an.Analyze([]byte(text)) {
+			if t.End <= len(text) {
+				out = append(out, token{string(t.Term), t.Start, t.End})
+			}
+		}
+		return out
+	}
+	type chunk struct{ start, end int }
+	var chunks []chunk
+	start := -1
+	for i, r := range text {
+		if unicode.IsSpace(r) {
+			if start >= 0 {
+				chunks = append(chunks, chunk{start, i})
+				start = -1
+			}
+		} else if start < 0 {
+			start = i
+		}
+	}
+	if start >= 0 {
+		chunks = append(chunks, chunk{start, len(text)})
+	}
+	found := make([][]token, len(chunks))
+	var missing []int
+	c.mu.RLock()
+	known := c.langs[lang]
+	for i, ch := range chunks {
+		ts, ok := known[text[ch.start:ch.end]]
+		if ok {
+			found[i] = ts
+		} else {
+			missing = append(missing, i)
+		}
+	}
+	c.mu.RUnlock()
+	if len(missing) > 0 {
+		fresh := make(map[string][]token, len(missing))
+		for _, i := range missing {
+			s := text[chunks[i].start:chunks[i].end]
+			ts, ok := fresh[s]
+			if !ok {
+				for _, t := range an.Analyze([]byte(s)) {
+					if t.End <= len(s) {
+						ts = append(ts, token{string(t.Term), t.Start, t.End})
+					}
+				}
+				fresh[s] = ts
+			}
+			found[i] = ts
+		}
+		c.mu.Lock()
+		if c.n+len(fresh) > chunkCacheMax {
+			c.langs, c.n = map[string]map[string][]token{}, 0
+		}
+		if c.langs[lang] == nil {
+			c.langs[lang] = map[string][]token{}
+		}
+		for s, ts := range fresh {
+			if _, ok := c.langs[lang][s]; !ok {
+				c.langs[lang][strings.Clone(s)] = ts
+				c.n++
+			}
+		}
+		c.mu.Unlock()
+	}
+	var out []token
+	for i, ts := range found {
+		for _, t := range ts {
+			out = append(out, token{t.term, chunks[i].start + t.start, chunks[i].start + t.end})
+		}
+	}
+	return out
 }

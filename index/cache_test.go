@@ -1,0 +1,104 @@
+package index
+
+import (
+	"reflect"
+	"testing"
+)
+
+// Analysing text chunk by chunk (the snippet cache) must give the tokens of
+// the whole text, in every language graft maps to an analyzer.
+func TestChunkTokensEqualWholeText(t *testing.T) {
+	texts := []string{
+		"The runner's shoes were running, quickly; can't stop at 3.14 or e.g. foo_bar.",
+		"L'homme et l'enfant mangeaient des pommes à Paris, n'est-ce pas ?",
+		"Die Mädchen laufen über die Straße\tund lächeln.\nÄpfel!",
+		"Привет, мир: бегущие люди бежали.",
+		"مرحبا بالعالم والكتاب",
+		"mixed English 中文 text, 日本語のテキスト and 한국어 words",
+		"  leading and trailing spaces \u00a0 nbsp\u2003em-space  ",
+		"",
+	}
+	mp, err := newMapping()
+	if err != nil {
+		t.Fatal(err)
+	}
+	an, err := newAnalyzers(mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]bool{neutralKey: true}
+	for _, k := range languageKeys {
+		keys[k] = true
+	}
+	c := newChunkCache()
+	for key := range keys {
+		a := an.forKey(key)
+		for _, text := range texts {
+			var want []token
+			for _, tk := range a.Analyze([]byte(text)) {
+				want = append(want, token{string(tk.Term), tk.Start, tk.End})
+			}
+			for pass := range 2 { // the second pass is served from the cache
+				if got := c.tokens(a, key, text); !reflect.DeepEqual(got, want) {
+					t.Errorf("%s pass %d %q:\n got %v\nwant %v", key, pass, text, got, want)
+				}
+			}
+		}
+	}
+}
+
+// A cached result page is never served once an index of the chain changed.
+func TestResultCacheFollowsCompiles(t *testing.T) {
+	r := newTestRepo(t)
+	r.commit("main", "", map[string]string{"content/posts/a.md": md("Alpha", "apples here")})
+	m := newManager(t, r, nil)
+	mustCompile(t, m, "main", CompileOptions{})
+	r.commit("dev", "main", map[string]string{"content/posts/b.md": md("Beta", "apples there")})
+	mustCompile(t, m, "dev", CompileOptions{Parent: "main"})
+
+	steps := []struct {
+		name  string
+		edit  func()
+		chain []string
+		want  []string
+	}{
+		{"first", func() {}, []string{"main"}, []string{"main|posts:a"}},
+		{"cached", func() {}, []string{"main"}, []string{"main|posts:a"}},
+		{"incremental", func() {
+			r.commit("main", "", map[string]string{"content/posts/c.md": md("Gamma", "apples everywhere")})
+			mustCompile(t, m, "main", CompileOptions{})
+		}, []string{"main"}, []string{"main|posts:a", "main|posts:c"}},
+		{"full rebuild", func() {
+			r.commit("main", "", nil, "content/posts/a.md")
+			mustCompile(t, m, "main", CompileOptions{Full: true})
+		}, []string{"main"}, []string{"main|posts:c"}},
+		{"chain", func() {}, []string{"dev", "main"}, []string{"dev|posts:b", "main|posts:c"}},
+		{"overlay changes", func() {
+			r.commit("dev", "", nil, "content/posts/b.md")
+			mustCompile(t, m, "dev", CompileOptions{Parent: "main"})
+		}, []string{"dev", "main"}, []string{"main|posts:c"}},
+	}
+	for _, s := range steps {
+		s.edit()
+		got := searchIDs(t, m, "apples", s.chain...)
+		if !sameSet(got, s.want) {
+			t.Errorf("%s: hits %v, want %v", s.name, got, s.want)
+		}
+	}
+}
+
+func sameSet(a, b []string) bool {
+	m := map[string]int{}
+	for _, s := range a {
+		m[s]++
+	}
+	for _, s := range b {
+		m[s]--
+	}
+	for _, n := range m {
+		if n != 0 {
+			return false
+		}
+	}
+	return true
+}
