@@ -3,10 +3,13 @@ package serve
 import (
 	"context"
 	"encoding/base64"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/graft-studio/graft/service"
+	"github.com/graft-studio/graft/state/storetest"
 )
 
 // TestTwoServersShareState: two servers on one project share its state
@@ -52,5 +55,58 @@ func TestAssetsRoute(t *testing.T) {
 	}
 	if r := ts.do("GET", "/assets/..%2Fgraft.yaml", ""); r.status < 400 || strings.Contains(r.body, "collections:") {
 		t.Errorf("escape from the asset store: %d %s", r.status, r.body)
+	}
+}
+
+// TestApprovalOverHTTPAcrossServers: a destructive function called over
+// POST /api/fn files an approval through one server; a person approves it;
+// the retry through the other server runs once, and a second retry is
+// refused — on the project's SQLite file and, when GRAFT_TEST_POSTGRES_URL
+// is set, on one PostgreSQL database shared by both servers.
+func TestApprovalOverHTTPAcrossServers(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			if backend == "postgres" {
+				t.Setenv(service.DatabaseEnv, storetest.PostgresURL(t)) // skips without a server
+			}
+			dir := sampleProject(t)
+			cfg := filepath.Join(dir, "graft.yaml")
+			data, err := os.ReadFile(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(cfg, append(data, []byte("  nuke: {command: [\"true\"], destructive: true}\n")...), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			git(t, dir, "commit", "-qam", "a destructive function")
+			a := start(t, dir, Options{})
+			b := start(t, dir, Options{})
+			bearer := "Bearer " + token(t, dir, "agent:cleaner", "content:write")
+
+			r := a.do("POST", "/api/fn/nuke", `{"input":{"all":true}}`, "Authorization", bearer)
+			id, _ := r.err.Details["approvalId"].(string)
+			if r.status != 403 || r.err.Code != "DESTRUCTIVE_OP_REQUIRES_APPROVAL" || id == "" {
+				t.Fatalf("first call: %d %s", r.status, r.body)
+			}
+			if r := b.do("POST", "/api/fn/nuke", `{"input":{"all":true},"approval":"`+id+`"}`, "Authorization", bearer); r.status != 403 || r.err.Code != "APPROVAL_INVALID" {
+				t.Errorf("retry before a decision: %d %s", r.status, r.body)
+			}
+			svc, err := a.srv.Service()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := svc.DecideApproval(context.Background(), operator, service.DecideApprovalInput{ID: id, Decision: "approve"}); err != nil {
+				t.Fatal(err)
+			}
+			if r := b.do("POST", "/api/fn/nuke", `{"input":{"all":false},"approval":"`+id+`"}`, "Authorization", bearer); r.err.Code != "APPROVAL_INVALID" {
+				t.Errorf("retry with another input: %d %s", r.status, r.body)
+			}
+			if r := b.do("POST", "/api/fn/nuke", `{"input":{"all":true},"approval":"`+id+`"}`, "Authorization", bearer); r.status != 200 {
+				t.Errorf("approved retry on the other server: %d %s", r.status, r.body)
+			}
+			if r := a.do("POST", "/api/fn/nuke", `{"input":{"all":true},"approval":"`+id+`"}`, "Authorization", bearer); r.err.Code != "APPROVAL_INVALID" {
+				t.Errorf("second use of a consumed approval: %d %s", r.status, r.body)
+			}
+		})
 	}
 }
