@@ -815,33 +815,9 @@ func validateChanges(changes []repo.Change) error {
 	return nil
 }
 
-// splitPath validates a file path (INVALID_PATH) and returns its segments.
-func splitPath(path string) ([]string, error) {
-	bad := func(why string) error {
-		return errs.New(errs.InvalidPath, "path %q is not allowed: %s", path, why).With("path", path).
-			WithFix("Use a relative path with '/' separators, no '..', '.', empty or '.git' segments.")
-	}
-	switch {
-	case path == "":
-		return nil, bad("it is empty")
-	case strings.IndexByte(path, 0) >= 0:
-		return nil, bad("it contains a NUL byte")
-	case strings.HasPrefix(path, "/"):
-		return nil, bad("it is absolute")
-	}
-	segs := strings.Split(path, "/")
-	for _, s := range segs {
-		switch {
-		case s == "":
-			return nil, bad("it has an empty segment")
-		case s == "." || s == "..":
-			return nil, bad("it has a '" + s + "' segment")
-		case strings.EqualFold(s, ".git"):
-			return nil, bad("it has a '.git' segment")
-		}
-	}
-	return segs, nil
-}
+// splitPath validates a file path (INVALID_PATH) and returns its segments,
+// with the same rules as a local commit.
+func splitPath(path string) ([]string, error) { return repo.SplitPath(path) }
 
 // isSHA reports whether s is a full lower-case hex object name.
 func isSHA(s string) bool {

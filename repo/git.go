@@ -554,9 +554,11 @@ func gitJoin(prefix, name string) string {
 	return prefix + "/" + name
 }
 
-// gitSplitPath validates a file path and returns its segments. Refused with
-// INVALID_PATH: empty, absolute, NUL bytes, empty, "." or ".." segments, and
-// a ".git" segment.
+// SplitPath validates a repository file path and returns its segments.
+// Refused with INVALID_PATH: empty, absolute, NUL bytes, empty, "." or ".."
+// segments, and a ".git" segment. Every backend that writes trees uses it.
+func SplitPath(path string) ([]string, error) { return gitSplitPath(path) }
+
 func gitSplitPath(path string) ([]string, error) {
 	bad := func(why string) error {
 		return errs.New(errs.InvalidPath, "path %q is not allowed: %s", path, why).With("path", path).
