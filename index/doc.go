@@ -25,10 +25,11 @@
 //     constrain that language's documents.
 //
 // Performance decisions:
-//   - Indexes run with Bleve's unsafe_batch: a batch returns once searchable,
-//     and a compile returns only after its last batch (the one that records
-//     the compiled commit) is persisted, which makes every earlier batch
-//     durable too. A full rebuild is swapped in only after that and Close.
+//   - A full rebuild runs with Bleve's unsafe_batch (a batch returns once
+//     searchable); it waits for persistence before its final merge and at
+//     its last batch (the one that records the compiled commit), and is
+//     swapped in only after that and Close. Indexes compiled in place keep
+//     Bleve's default: every batch returns once persisted.
 //   - A full rebuild maps files on every core; each worker feeds its own
 //     batches (500 documents), so analysis and segment building use both
 //     cores. The build keeps Bleve's merger idle and ends with one merge of

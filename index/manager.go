@@ -283,12 +283,7 @@ func randomSuffix() string {
 
 // runtimeConfig is the scorch configuration for opening an index.
 func (m *Manager) runtimeConfig() map[string]any {
-	return map[string]any{
-		"bolt_timeout": m.opt.LockWait.String(),
-		// Batches return once searchable; a compile waits for its last
-		// (metadata) batch to be persisted (builder.finish).
-		"unsafe_batch": true,
-	}
+	return map[string]any{"bolt_timeout": m.opt.LockWait.String()}
 }
 
 // get returns the open index of branch, opening it from disk when needed;
@@ -378,5 +373,8 @@ func (bi *branchIndex) load() error {
 func (m *Manager) newIndex(path string) (bleve.Index, error) {
 	cfg := m.runtimeConfig()
 	cfg["scorchMergePlanOptions"] = map[string]any{"MaxSegmentsPerTier": 1 << 20}
+	// Batches return once searchable; the build waits for persistence only
+	// before it merges and at its metadata batch (builder.persist).
+	cfg["unsafe_batch"] = true
 	return bleve.NewUsing(path, m.mapping, scorch.Name, bleve.Config.DefaultKVStore, cfg)
 }
