@@ -20,6 +20,7 @@ import (
 	"github.com/graft-studio/graft/drafts"
 	"github.com/graft-studio/graft/fixtures"
 	"github.com/graft-studio/graft/owner"
+	"github.com/graft-studio/graft/service"
 )
 
 // stdioAgent starts `graft mcp --dir dir` as an MCP client would.
@@ -158,6 +159,38 @@ func TestKillOwnerMidWrite(t *testing.T) {
 	}
 	if out, err := exec.Command("git", "-C", dir, "fsck", "--no-dangling").CombinedOutput(); err != nil {
 		t.Errorf("git fsck: %v\n%s", err, out)
+	}
+	// The audit log agrees with Git: every acknowledged write is recorded as
+	// done, and every write recorded as done is in Git (at most the one in
+	// flight per writer was recorded without its answer arriving).
+	svc, err := service.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := svc.Audit(ctx, service.Caller{ID: "user:auditor", Operator: true}, service.AuditInput{Limit: 1000})
+	svc.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	audited := map[string]int{} // draft branch → writes recorded OK
+	for _, e := range log.Entries {
+		if e.Operation != service.OpWriteContent || e.Result != "OK" {
+			continue
+		}
+		audited[drafts.Branch(e.Identity)]++
+		c, _ := e.Details["commit"].(string)
+		if err := exec.Command("git", "-C", dir, "cat-file", "-e", c+"^{commit}").Run(); c == "" || err != nil {
+			t.Errorf("audited commit %q of %s is not in Git", c, e.Identity)
+		}
+	}
+	acked := map[string]int{}
+	for _, a := range acks {
+		acked[a.branch]++
+	}
+	for branch, n := range acked {
+		if audited[branch] < n || audited[branch] > n+1 {
+			t.Errorf("%s: %d writes acknowledged, %d audited as done", branch, n, audited[branch])
+		}
 	}
 	// A new owner takes over the dead one's lock and socket.
 	_, url2 := serveProcess(t, dir)
