@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/graft-studio/graft/fixtures"
 )
 
 // benchDocs is the size of the synthetic corpus (-benchdocs or GRAFT_BENCH_DOCS).
@@ -27,24 +29,8 @@ func envInt(name string, def int) int {
 	return def
 }
 
-// vocabulary returns deterministic pseudo-words.
-func vocabulary(n int) []string {
-	syl := []string{"ka", "lo", "mi", "ra", "te", "su", "no", "vi", "de", "po", "xe", "qua", "bri", "sto", "fen", "gal"}
-	rng := rand.New(rand.NewSource(1))
-	seen := map[string]bool{}
-	var out []string
-	for len(out) < n {
-		var b strings.Builder
-		for range 2 + rng.Intn(3) {
-			b.WriteString(syl[rng.Intn(len(syl))])
-		}
-		if w := b.String(); !seen[w] {
-			seen[w] = true
-			out = append(out, w)
-		}
-	}
-	return out
-}
+// vocabulary returns deterministic pseudo-words (the fixtures' generator).
+func vocabulary(n int) []string { return fixtures.Vocabulary(n) }
 
 // corpus writes n synthetic documents (~2.7 KB each) into a bare repository
 // with one fast-import run, streaming so memory stays flat.
