@@ -128,6 +128,11 @@ func (s *Snapshot) InCollection(collection string) []DocumentRef {
 	return s.Documents[lo:hi]
 }
 
+// maxParsedCache bounds the parsed-document cache: enough for the documents
+// a server touches often, without keeping a whole large repository parsed
+// (a scan needs only each file's slug, which the scan itself keeps).
+const maxParsedCache = 4096
+
 // Parse returns the parsed document of a blob, cached by its SHA.
 func (p *Project) Parse(version string, raw []byte) (*Parsed, error) {
 	p.mu.Lock()
@@ -141,7 +146,7 @@ func (p *Project) Parse(version string, raw []byte) (*Parsed, error) {
 		return nil, err
 	}
 	p.mu.Lock()
-	if len(p.parsed) > 50000 {
+	if len(p.parsed) > maxParsedCache {
 		p.parsed = map[string]*Parsed{}
 	}
 	p.parsed[version] = d
