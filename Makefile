@@ -48,8 +48,10 @@ vet:
 
 # Long fuzzing, one target at a time (FUZZTIME each).
 fuzz:
-	@for t in $$($(GO) test -list '^Fuzz' ./... | grep -E '^(Fuzz|ok)' | awk '/^Fuzz/{f=f" "$$1} /^ok/{if(f!=""){print $$2":"f}; f=""}'); do \
-		pkg=$${t%%:*}; for f in $${t#*:}; do echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; done; \
+	@$(GO) test -list '^Fuzz' ./... | awk '/^Fuzz/ {f[n++] = $$1; next} /^ok/ {for (i = 0; i < n; i++) print $$2, f[i]; n = 0}' | \
+	while read -r pkg fn; do \
+		echo "== $$pkg $$fn"; \
+		$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	done
 
 # Benchmarks: go test -bench over the hot paths, then graft bench end to end
