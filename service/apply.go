@@ -110,7 +110,7 @@ func (s *Service) applyOnce(ctx context.Context, c Caller, in ApplyChangesInput)
 	if err != nil {
 		return ApplyChangesOutput{}, err
 	}
-	snap, err := s.Project.Scan(t.view)
+	snap, err := s.treeView(t.view)
 	if err != nil {
 		return ApplyChangesOutput{}, err
 	}
@@ -200,7 +200,7 @@ func (s *Service) applyOnce(ctx context.Context, c Caller, in ApplyChangesInput)
 }
 
 // prepareEntry checks one entry of an ApplyChanges call.
-func (s *Service) prepareEntry(c Caller, snap *repo.Snapshot, e ChangeEntry, refs func(string, string) bool) (prepared, error) {
+func (s *Service) prepareEntry(c Caller, snap treeView, e ChangeEntry, refs func(string, string) bool) (prepared, error) {
 	ed := edit{op: e.Op, collection: e.Collection, slug: e.Slug, baseVersion: e.BaseVersion}
 	switch e.Op {
 	case opPut:

@@ -118,7 +118,7 @@ func (s *Service) changeOne(ctx context.Context, c Caller, branch string, e edit
 	if err != nil {
 		return WriteContentOutput{}, err
 	}
-	snap, err := s.Project.Scan(t.view)
+	snap, err := s.treeView(t.view)
 	if err != nil {
 		return WriteContentOutput{}, err
 	}
@@ -206,15 +206,29 @@ func (p prepared) defaultMessage() string {
 	return verb + " " + p.coll.Name + "/" + p.slug
 }
 
-// snapshotRefs answers reference checks from a snapshot.
-func snapshotRefs(snap *repo.Snapshot) func(collection, slug string) bool {
+// treeView is what a write reads of its branch: the lookups of a commit.
+type treeView struct {
+	repo.Lookups
+	Commit string
+}
+
+// treeView returns the lookups of ref: a layer over the last full scan when
+// ref is a few changes away from it (a write costs what it changes, not what
+// the repository holds), else a full scan.
+func (s *Service) treeView(ref string) (treeView, error) {
+	l, commit, err := s.Project.View(ref)
+	return treeView{Lookups: l, Commit: commit}, err
+}
+
+// snapshotRefs answers reference checks from a view.
+func snapshotRefs(snap treeView) func(collection, slug string) bool {
 	return func(collection, slug string) bool { _, ok := snap.Lookup(collection, slug); return ok }
 }
 
 // prepare checks one edit against the snapshot of the branch it will be
 // committed to and builds the new file. refs answers whether a referenced
 // document exists. Nothing is written.
-func (s *Service) prepare(snap *repo.Snapshot, e edit, refs func(collection, slug string) bool) (prepared, error) {
+func (s *Service) prepare(snap treeView, e edit, refs func(collection, slug string) bool) (prepared, error) {
 	coll, err := s.Project.Config.Collection(e.collection)
 	if err != nil {
 		return prepared{}, err
@@ -306,7 +320,7 @@ func patched(data, set map[string]any, unset []string) map[string]any {
 	return out
 }
 
-func snapName(snap *repo.Snapshot) string {
+func snapName(snap treeView) string {
 	if snap.Commit == "" {
 		return "an empty branch"
 	}
