@@ -56,7 +56,9 @@ func TestViewLayersEqualFullScans(t *testing.T) {
 		t.Fatal(err)
 	}
 	sig := Signature{Name: "t", Email: "t@graft.invalid"}
-	post := func(title string) []byte { return []byte("---\ntitle: " + title + "\ndate: 2026-01-01\n---\n\nBody.\n") }
+	post := func(title string) []byte {
+		return []byte("---\ntitle: " + title + "\ndate: 2026-01-01\n---\n\nBody.\n")
+	}
 	steps := []struct {
 		name    string
 		changes []Change
