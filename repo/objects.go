@@ -28,16 +28,3 @@ func (r *Repo) MergeBase(a, b string) (string, error) {
 	}
 	return bases[0].Hash.String(), nil
 }
-
-// Trailer returns the value of a trailer (e.g. "Graft-Parent") in the
-// message of a commit.
-func (r *Repo) Trailer(commit, key string) (string, bool, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	c, err := r.repo.CommitObject(plumbing.NewHash(commit))
-	if err != nil {
-		return "", false, errs.New(errs.Internal, "read commit %s: %v", commit, err)
-	}
-	v, ok := branchTrailer(c.Message, key)
-	return v, ok, nil
-}

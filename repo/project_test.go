@@ -19,6 +19,20 @@ func openProject(t *testing.T, dir string) *Project {
 	return p
 }
 
+// scanStep is one commit of a scan test: its changes, named.
+type scanStep struct {
+	name    string
+	changes []Change
+}
+
+// scanSig authors the commits of scan tests.
+var scanSig = Signature{Name: "t", Email: "t@graft.invalid"}
+
+// scanPost is a sample-site post with the given title.
+func scanPost(title string) []byte {
+	return []byte("---\ntitle: " + title + "\ndate: 2026-01-01\n---\n\nBody.\n")
+}
+
 func sameSnapshot(t *testing.T, step string, got, want *Snapshot) {
 	t.Helper()
 	if got.Commit != want.Commit || !reflect.DeepEqual(got.Documents, want.Documents) ||
@@ -40,14 +54,8 @@ func TestScanIncrementalEqualsFull(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, StateDirName, scanFile)); err != nil {
 		t.Fatalf("full scan not saved: %v", err)
 	}
-	sig := Signature{Name: "t", Email: "t@graft.invalid"}
-	post := func(title string) []byte {
-		return []byte("---\ntitle: " + title + "\ndate: 2026-01-01\n---\n\nBody.\n")
-	}
-	steps := []struct {
-		name    string
-		changes []Change
-	}{
+	sig, post := scanSig, scanPost
+	steps := []scanStep{
 		{"add", []Change{{Path: "content/posts/new.mdx", Content: post("New")}}},
 		{"modify", []Change{{Path: "content/posts/new.mdx", Content: post("Newer")}}},
 		{"duplicate slug", []Change{{Path: "content/posts/new/index.mdx", Content: post("Twin")}}},

@@ -55,14 +55,8 @@ func TestViewLayersEqualFullScans(t *testing.T) {
 	if _, err := p.Scan("main"); err != nil {
 		t.Fatal(err)
 	}
-	sig := Signature{Name: "t", Email: "t@graft.invalid"}
-	post := func(title string) []byte {
-		return []byte("---\ntitle: " + title + "\ndate: 2026-01-01\n---\n\nBody.\n")
-	}
-	steps := []struct {
-		name    string
-		changes []Change
-	}{
+	sig, post := scanSig, scanPost
+	steps := []scanStep{
 		{"add", []Change{{Path: "content/posts/new.mdx", Content: post("New")}}},
 		{"twin of an unchanged document", []Change{{Path: "content/posts/hello-world/index.mdx", Content: post("Twin")}}},
 		{"modify", []Change{{Path: "content/posts/new.mdx", Content: post("Newer")}}},
