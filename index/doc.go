@@ -88,6 +88,15 @@ type Mapper interface {
 	Root() string
 }
 
+// TextMapper is a Mapper that can also give the plain text of a document's
+// body without validating it, more cheaply than Map; search uses it to cut
+// snippets. The text should be what Map puts in Document.Text.
+type TextMapper interface {
+	Mapper
+	// Text returns the plain text of the file's body.
+	Text(path string, blob []byte) string
+}
+
 // Change is one path that differs between two trees. From and To are blob
 // SHAs; From "" means the path was added, To "" means it was deleted.
 type Change struct {

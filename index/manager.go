@@ -40,7 +40,7 @@ type Manager struct {
 
 	mapping *mapping.IndexMappingImpl
 	an      *analyzers
-	cache   *docCache
+	texts   *textCache
 	results *resultCache
 	chunks  *chunkCache
 
@@ -80,7 +80,8 @@ var (
 	keyOverlay  = []byte("graft.overlay")
 )
 
-const metaFormat = 1
+// metaFormat 2: documents store their frontmatter and language for hits.
+const metaFormat = 2
 
 // Open opens (creating it if needed) the index folder dir of a project,
 // removes what a crashed build left behind, and takes the folder's lock.
@@ -111,7 +112,7 @@ func OpenWithOptions(dir string, tree Tree, mapper Mapper, opt Options) (*Manage
 		return nil, err
 	}
 	m := &Manager{dir: dir, tree: tree, mapper: mapper, opt: opt, lock: lock,
-		mapping: mp, an: an, cache: newDocCache(1024), results: newResultCache(512), chunks: newChunkCache(), indexes: map[string]*branchIndex{}}
+		mapping: mp, an: an, texts: newTextCache(1024), results: newResultCache(512), chunks: newChunkCache(), indexes: map[string]*branchIndex{}}
 	if err := m.recover(); err != nil {
 		lock.Close()
 		return nil, err

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -44,6 +45,7 @@ const (
 	fieldCollection = "_collection" // keyword
 	fieldLang       = "_lang"       // keyword: the analyzer of the document's text fields
 	fieldTomb       = "_tomb"       // keyword "1" on a tombstone
+	fieldData       = "_data"       // stored: the frontmatter as JSON, returned with hits
 	fieldSlug       = "slug"        // neutral analyzer
 	prefixTitle     = "title."
 	prefixMeta      = "meta." // other frontmatter strings
@@ -168,7 +170,10 @@ func (a *analyzers) buildDocument(d *Document, branch string) *document.Document
 	bd.AddField(document.NewTextFieldCustom(fieldVersion, nil, []byte(d.Version), bindex.StoreField, a.keyword))
 	bd.AddField(document.NewTextFieldCustom(fieldBranch, nil, []byte(branch), optKeywordStored, a.keyword))
 	bd.AddField(document.NewTextFieldCustom(fieldCollection, nil, []byte(d.Collection), optKeyword, a.keyword))
-	bd.AddField(document.NewTextFieldCustom(fieldLang, nil, []byte(key), optKeyword, a.keyword))
+	bd.AddField(document.NewTextFieldCustom(fieldLang, nil, []byte(key), optKeywordStored, a.keyword))
+	if raw, err := json.Marshal(d.Data); err == nil {
+		bd.AddField(document.NewTextFieldCustom(fieldData, nil, raw, bindex.StoreField, a.keyword))
+	}
 	bd.AddField(document.NewTextFieldCustom(fieldSlug, nil, []byte(d.Slug), optText, a.neutral))
 	if d.Text != "" {
 		bd.AddField(document.NewTextFieldCustom(prefixBody+key, nil, []byte(d.Text), optText, text))

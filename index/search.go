@@ -197,7 +197,7 @@ func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, 
 	}
 	sr := bleve.NewSearchRequestOptions(top, limit+1, 0, false)
 	sr.SortBy([]string{"-_score", "_id"})
-	sr.Fields = []string{fieldPath, fieldVersion, fieldBranch}
+	sr.Fields = []string{fieldPath, fieldVersion, fieldBranch, fieldData, fieldLang}
 	if after != nil {
 		sr.SetSearchAfter([]string{after.Score, after.ID})
 	}
@@ -226,14 +226,16 @@ func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, 
 	for _, h := range hits {
 		hit := Hit{Score: h.Score, Path: fieldString(h, fieldPath), Version: fieldString(h, fieldVersion), Branch: fieldString(h, fieldBranch)}
 		hit.Collection, hit.Slug, _ = strings.Cut(h.ID, ":")
-		d, err := m.loadDoc(hit.Path, hit.Version)
+		if raw := fieldString(h, fieldData); raw != "" {
+			if err := json.Unmarshal([]byte(raw), &hit.Data); err != nil {
+				return nil, err
+			}
+		}
+		text, err := m.hitText(hit.Path, hit.Version)
 		if err != nil {
 			return nil, err
 		}
-		if d != nil {
-			hit.Data = d.Data
-			hit.Snippet = m.snippet(d.Text, langKey(d.Language), marks)
-		}
+		hit.Snippet = m.snippet(text, fieldString(h, fieldLang), marks)
 		if hit.Data == nil {
 			hit.Data = map[string]any{}
 		}

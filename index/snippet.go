@@ -207,44 +207,49 @@ func isCJK(r rune) bool {
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
 }
 
-// docCache keeps recently read documents by path and version, so snippets of
-// popular hits do not parse their file again.
-type docCache struct {
+// textCache keeps the plain text of recently read blobs, so snippets of
+// popular hits do not read and convert their file again.
+type textCache struct {
 	mu    sync.Mutex
 	max   int
-	items map[string]*Document
+	items map[string]string
 	order []string
 }
 
-func newDocCache(n int) *docCache { return &docCache{max: n, items: map[string]*Document{}} }
+func newTextCache(n int) *textCache { return &textCache{max: n, items: map[string]string{}} }
 
-// loadDoc returns the document at path and version, reading the blob through
-// the Tree and the Mapper on a cache miss; nil when the file is not a
-// document any more.
-func (m *Manager) loadDoc(path, version string) (*Document, error) {
-	key := path + "\x00" + version
-	c := m.cache
+// hitText returns the plain text of the file at path and version, for its
+// snippet: through the Mapper's TextMapper when it has one (no validation),
+// else the text of the mapped document; "" when the file is not a document
+// any more.
+func (m *Manager) hitText(path, version string) (string, error) {
+	c := m.texts
 	c.mu.Lock()
-	d, ok := c.items[key]
+	text, ok := c.items[version]
 	c.mu.Unlock()
 	if ok {
-		return d, nil
+		return text, nil
 	}
-	r := m.mapFile(path, version)
-	if r.err != nil {
-		return nil, r.err
+	blob, err := m.tree.Blob(version)
+	if err != nil {
+		return "", err
+	}
+	if tm, ok := m.mapper.(TextMapper); ok {
+		text = tm.Text(path, blob)
+	} else if doc, _, _ := m.mapper.Map(path, blob); doc != nil {
+		text = doc.Text
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.items[key]; !ok {
+	if _, ok := c.items[version]; !ok {
 		if len(c.order) >= c.max {
 			delete(c.items, c.order[0])
 			c.order = c.order[1:]
 		}
-		c.items[key] = r.doc
-		c.order = append(c.order, key)
+		c.items[version] = text
+		c.order = append(c.order, version)
 	}
-	return r.doc, nil
+	return text, nil
 }
 
 // token is one analysed term of a text and the bytes it came from.

@@ -11,7 +11,7 @@ import (
 )
 
 // TestHugoCorpus runs every document of the Hugo docs corpus through
-// ParseDocument, Update with unchanged data (must give identical bytes) and
+// ParseDocument (and DocumentBody, which must find the same body), Update with unchanged data (must give identical bytes) and
 // a one-key Patch (must change that key's lines only).
 func TestHugoCorpus(t *testing.T) {
 	files := fixtures.HugoDocsOrSkip(t)
@@ -28,6 +28,9 @@ func TestHugoCorpus(t *testing.T) {
 			continue
 		}
 		formats[p.Format]++
+		if !bytes.Equal(DocumentBody(f.Data), p.Body) {
+			t.Errorf("%s: DocumentBody differs from ParseDocument's body", f.Path)
+		}
 		out, err := p.Update(p.Data, p.Body)
 		if err != nil {
 			t.Errorf("%s: Update with unchanged data: %v", f.Path, err)

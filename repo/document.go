@@ -72,6 +72,44 @@ func docInvalid(format string, args ...any) *errs.Error {
 		WithFix("Fix the frontmatter syntax or reduce the document's size.")
 }
 
+// DocumentBody returns the body of a document file without parsing its
+// frontmatter (for search snippets): the bytes after the closing delimiter,
+// the whole file when it has no frontmatter, nil when the frontmatter is
+// never closed.
+func DocumentBody(raw []byte) []byte {
+	start := 0
+	if bytes.HasPrefix(raw, []byte("\xEF\xBB\xBF")) {
+		start = 3
+	}
+	first, firstEnd := docLine(raw, start)
+	var delim string
+	switch {
+	case docIsDelimiter(first, "---"):
+		delim = "---"
+	case docIsDelimiter(first, "+++"):
+		delim = "+++"
+	case len(raw) > start && raw[start] == '{':
+		if p, err := ParseDocument(raw); err == nil {
+			return p.Body
+		}
+		return nil
+	default:
+		return raw
+	}
+	for off := firstEnd; off < len(raw); {
+		line, end := docLine(raw, off)
+		if docIsDelimiter(line, delim) {
+			body := raw[end:]
+			if bytes.HasPrefix(body, []byte("\r\n")) {
+				return body[2:]
+			}
+			return bytes.TrimPrefix(body, []byte("\n"))
+		}
+		off = end
+	}
+	return nil
+}
+
 // ParseDocument splits raw into frontmatter and body. It refuses, with
 // DOCUMENT_INVALID, documents over MaxDocumentSize, invalid UTF-8,
 // unterminated frontmatter, YAML/TOML/JSON syntax errors (with the line),

@@ -40,6 +40,9 @@ func FuzzParseDocument(f *testing.F) {
 		if p.Data == nil {
 			t.Fatal("Data is nil")
 		}
+		if body := DocumentBody(raw); !bytes.Equal(body, p.Body) {
+			t.Fatalf("DocumentBody = %q, ParseDocument's body = %q", body, p.Body)
+		}
 		out, err := p.Update(p.Data, p.Body)
 		if err != nil {
 			t.Fatalf("Update with unchanged data: %v", err)

@@ -106,6 +106,12 @@ func (m docMapper) Map(path string, blob []byte) (*index.Document, *index.Proble
 		Data: parsed.Data, Text: mdx.PlainText(parsed.Body)}, nil, true
 }
 
+// Text returns the plain text of a document's body for search snippets,
+// without validating the file.
+func (m docMapper) Text(path string, blob []byte) string {
+	return mdx.PlainText(repo.DocumentBody(blob))
+}
+
 // indexes opens the project's index manager once per service.
 type indexes struct {
 	once sync.Once
