@@ -2,6 +2,7 @@ package index
 
 import (
 	"container/list"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -10,8 +11,11 @@ import (
 
 // generations numbers every branchIndex the Manager installs. An index that
 // changes (compiled in place or rebuilt) is installed anew, so a number
-// names one state of one branch's index.
+// names one state of one branch's index. Numbers start at a random point,
+// so a cursor kept across a restart does not match a new state by chance.
 var generations atomic.Uint64
+
+func init() { generations.Store(rand.Uint64() >> 16) }
 
 func nextGeneration() uint64 { return generations.Add(1) }
 

@@ -89,8 +89,8 @@ type Mapper interface {
 }
 
 // TextMapper is a Mapper that can also give the plain text of a document's
-// body without validating it, more cheaply than Map; search uses it to cut
-// snippets. The text should be what Map puts in Document.Text.
+// body without validating it, more cheaply than Map; search cuts snippets
+// from it. It is for display, so it may differ a little from Document.Text.
 type TextMapper interface {
 	Mapper
 	// Text returns the plain text of the file's body.

@@ -349,47 +349,71 @@ func TestSnippetMarksAndEscapes(t *testing.T) {
 }
 
 func TestCursorPagination(t *testing.T) {
-	files := map[string]string{}
-	for i := range 23 {
-		files[fmt.Sprintf("content/posts/p%02d.md", i)] = md(fmt.Sprintf("Post %d", i), strings.Repeat("common ", 1+i%4)+"text")
+	// Many equal scores (four distinct bodies); a compile between pages
+	// switches the cursor from its offset to "after the last hit".
+	for _, tc := range []struct {
+		name          string
+		compileBefore int // the page before which an unrelated change is compiled; 0 for none
+	}{{"unchanged", 0}, {"compile between pages", 3}} {
+		t.Run(tc.name, func(t *testing.T) {
+			files := map[string]string{}
+			for i := range 23 {
+				files[fmt.Sprintf("content/posts/p%02d.md", i)] = md(fmt.Sprintf("Post %d", i), strings.Repeat("common ", 1+i%4)+"text")
+			}
+			r := newTestRepo(t)
+			r.commit("main", "", files)
+			m := newManager(t, r, nil)
+			mustCompile(t, m, "main", CompileOptions{})
+			seen := map[string]bool{}
+			req := SearchRequest{Query: "common", Chain: []string{"main"}, Limit: 5}
+			pages := 0
+			var lastScore float64 = 1e9
+			for {
+				if pages+1 == tc.compileBefore {
+					r.commit("main", "", map[string]string{"content/posts/other.md": md("Other", "unrelated words")})
+					mustCompile(t, m, "main", CompileOptions{})
+					lastScore = 1e9 // the statistics changed: scores did too
+				}
+				res, err := m.Search(context.Background(), req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Total != 23 {
+					t.Fatalf("total = %d", res.Total)
+				}
+				for _, h := range res.Hits {
+					if seen[h.Slug] {
+						t.Errorf("%s seen twice", h.Slug)
+					}
+					if h.Score > lastScore {
+						t.Errorf("scores not descending: %v after %v", h.Score, lastScore)
+					}
+					seen[h.Slug], lastScore = true, h.Score
+				}
+				pages++
+				if res.NextCursor == "" {
+					break
+				}
+				req.Cursor = res.NextCursor
+				if pages > 10 {
+					t.Fatal("pagination does not end")
+				}
+			}
+			if len(seen) != 23 || pages != 5 {
+				t.Errorf("saw %d hits in %d pages", len(seen), pages)
+			}
+		})
 	}
 	r := newTestRepo(t)
-	r.commit("main", "", files)
+	r.commit("main", "", map[string]string{"content/posts/a.md": md("A", "common text"), "content/posts/b.md": md("B", "common text")})
 	m := newManager(t, r, nil)
 	mustCompile(t, m, "main", CompileOptions{})
-	seen := map[string]bool{}
-	req := SearchRequest{Query: "common", Chain: []string{"main"}, Limit: 5}
-	pages := 0
-	var lastScore float64 = 1e9
-	for {
-		res, err := m.Search(context.Background(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Total != 23 {
-			t.Fatalf("total = %d", res.Total)
-		}
-		for _, h := range res.Hits {
-			if seen[h.Slug] {
-				t.Errorf("%s seen twice", h.Slug)
-			}
-			if h.Score > lastScore {
-				t.Errorf("scores not descending: %v after %v", h.Score, lastScore)
-			}
-			seen[h.Slug], lastScore = true, h.Score
-		}
-		pages++
-		if res.NextCursor == "" {
-			break
-		}
-		req.Cursor = res.NextCursor
-		if pages > 10 {
-			t.Fatal("pagination does not end")
-		}
+	req := SearchRequest{Query: "common", Chain: []string{"main"}, Limit: 1}
+	res, err := m.Search(context.Background(), req)
+	if err != nil || res.NextCursor == "" {
+		t.Fatalf("first page: %v %+v", err, res)
 	}
-	if len(seen) != 23 || pages != 5 {
-		t.Errorf("saw %d hits in %d pages", len(seen), pages)
-	}
+	req.Cursor = res.NextCursor
 	other := req
 	other.Query = "text"
 	if _, err := m.Search(context.Background(), other); !errs.Is(err, errs.InputValidationFailed) {

@@ -6,7 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"strconv"
+	"sort"
 	"strings"
 
 	"github.com/blevesearch/bleve/v2"
@@ -68,16 +68,23 @@ type SearchResult struct {
 	Freshness  map[string]Freshness `json:"freshness"`
 }
 
-// cursor is the decoded form of an opaque cursor.
+// cursor is the decoded form of an opaque cursor: the offset of the next
+// page and the hash of the request it belongs to.
 type cursor struct {
-	Score string `json:"s"`
-	ID    string `json:"i"`
-	Hash  string `json:"h"`
+	Offset int    `json:"o"`
+	Hash   string `json:"h"`
 }
+
+// MaxOffset bounds how deep cursors page: hits past the first MaxOffset are
+// not reachable (narrow the query instead).
+const MaxOffset = 10_000
 
 // Search runs a query over the chain's indexes as one, nearest branch winning:
 // a document of a farther branch is excluded inside the query when a nearer
-// branch changed or deleted it. Hits are ordered by score, then ID.
+// branch changed or deleted it. Hits are ordered by score (equal scores in
+// the indexes' order across pages, by ID within a page). A cursor continues at
+// the offset of the next page: a document whose rank changed between pages
+// may be seen twice or not at all, every other one exactly once.
 func (m *Manager) Search(ctx context.Context, req SearchRequest) (SearchResult, error) {
 	res := SearchResult{Chain: req.Chain, Hits: []Hit{}, Freshness: map[string]Freshness{}}
 	if len(req.Chain) == 0 {
@@ -195,12 +202,13 @@ func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, 
 		}
 		top = b
 	}
-	sr := bleve.NewSearchRequestOptions(top, limit+1, 0, false)
-	sr.SortBy([]string{"-_score", "_id"})
-	sr.Fields = []string{fieldPath, fieldVersion, fieldBranch, fieldData, fieldLang}
+	// Ordering by score alone lets Bleve skip loading every candidate's ID.
+	from := 0
 	if after != nil {
-		sr.SetSearchAfter([]string{after.Score, after.ID})
+		from = after.Offset
 	}
+	sr := bleve.NewSearchRequestOptions(top, limit+1, from, false)
+	sr.Fields = []string{fieldPath, fieldVersion, fieldBranch, fieldData, fieldLang}
 	var out *bleve.SearchResult
 	if len(chain) == 1 {
 		out, err = chain[0].idx.SearchInContext(ctx, sr)
@@ -217,10 +225,17 @@ func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, 
 	}
 	page := &cachedPage{total: out.Total, hits: []Hit{}}
 	hits := out.Hits
-	if len(hits) > limit {
-		hits = hits[:limit]
-		last := hits[len(hits)-1]
-		page.nextCursor = encodeCursor(cursor{Score: strconv.FormatFloat(last.Score, 'g', -1, 64), ID: last.ID, Hash: hash})
+	more := len(hits) > limit
+	hits = hits[:min(len(hits), limit)]
+	// Equal scores read by ID within a page, however the index was built.
+	sort.SliceStable(hits, func(i, j int) bool {
+		if hits[i].Score != hits[j].Score {
+			return hits[i].Score > hits[j].Score
+		}
+		return hits[i].ID < hits[j].ID
+	})
+	if more && from+limit <= MaxOffset {
+		page.nextCursor = encodeCursor(cursor{Offset: from + limit, Hash: hash})
 	}
 	marks := snippetTerms(pq)
 	for _, h := range hits {
@@ -274,10 +289,7 @@ func decodeCursor(s, hash string) (*cursor, error) {
 		return nil, bad("is not valid")
 	}
 	var c cursor
-	if err := json.Unmarshal(raw, &c); err != nil || c.ID == "" {
-		return nil, bad("is not valid")
-	}
-	if _, err := strconv.ParseFloat(c.Score, 64); err != nil {
+	if err := json.Unmarshal(raw, &c); err != nil || c.Offset <= 0 || c.Offset > MaxOffset {
 		return nil, bad("is not valid")
 	}
 	if c.Hash != hash {

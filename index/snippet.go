@@ -61,9 +61,10 @@ func (m *Manager) snippet(text, lang string, marks []mark) string {
 			terms[string(t.Term)] = true
 		}
 	}
+	chunks, cjk := spaceChunks(text)
 	var matches []span
 	if len(terms) > 0 || len(prefixes) > 0 {
-		for _, t := range m.chunks.tokens(an, lang, text) {
+		for _, t := range m.chunks.tokens(an, lang, text, chunks) {
 			hit := terms[t.term]
 			if !hit {
 				orig := strings.ToLower(text[t.start:t.end])
@@ -82,7 +83,10 @@ func (m *Manager) snippet(text, lang string, marks []mark) string {
 			}
 		}
 	}
-	units := wordUnits(text)
+	units := chunks // without CJK, a word is a run of non-space
+	if cjk {
+		units = wordUnits(text)
+	}
 	if len(units) == 0 {
 		return ""
 	}
@@ -204,7 +208,39 @@ func wordUnits(text string) []span {
 }
 
 func isCJK(r rune) bool {
-	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
+	return r >= 0x1100 && unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
+}
+
+// spaceChunks splits text into runs of non-space and says whether it holds
+// CJK characters.
+func spaceChunks(text string) (chunks []span, cjk bool) {
+	chunks = make([]span, 0, len(text)/6)
+	start := -1
+	for i := 0; i < len(text); {
+		c := text[i]
+		var space bool
+		size := 1
+		if c < utf8.RuneSelf {
+			space = c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\v' || c == '\f'
+		} else {
+			var r rune
+			r, size = utf8.DecodeRuneInString(text[i:])
+			space = unicode.IsSpace(r)
+			cjk = cjk || isCJK(r)
+		}
+		switch {
+		case space && start >= 0:
+			chunks = append(chunks, span{start, i})
+			start = -1
+		case !space && start < 0:
+			start = i
+		}
+		i += size
+	}
+	if start >= 0 {
+		chunks = append(chunks, span{start, len(text)})
+	}
+	return chunks, cjk
 }
 
 // textCache keeps the plain text of recently read blobs, so snippets of
@@ -275,8 +311,9 @@ const chunkCacheMax = 200_000
 
 func newChunkCache() *chunkCache { return &chunkCache{langs: map[string]map[string][]token{}} }
 
-// tokens returns the analysed tokens of text in order, with offsets in text.
-func (c *chunkCache) tokens(an analysis.Analyzer, lang, text string) []token {
+// tokens returns the analysed tokens of text in order, with offsets in text;
+// chunks are text's runs of non-space (spaceChunks).
+func (c *chunkCache) tokens(an analysis.Analyzer, lang, text string, chunks []span) []token {
 	if lang == "cjk" {
 		var out []token
 		for _, t := range an.Analyze([]byte(text)) {
@@ -285,22 +322,6 @@ func (c *chunkCache) tokens(an analysis.Analyzer, lang, text string) []token {
 			}
 		}
 		return out
-	}
-	type chunk struct{ start, end int }
-	var chunks []chunk
-	start := -1
-	for i, r := range text {
-		if unicode.IsSpace(r) {
-			if start >= 0 {
-				chunks = append(chunks, chunk{start, i})
-				start = -1
-			}
-		} else if start < 0 {
-			start = i
-		}
-	}
-	if start >= 0 {
-		chunks = append(chunks, chunk{start, len(text)})
 	}
 	found := make([][]token, len(chunks))
 	var missing []int
@@ -345,7 +366,7 @@ func (c *chunkCache) tokens(an analysis.Analyzer, lang, text string) []token {
 		}
 		c.mu.Unlock()
 	}
-	var out []token
+	out := make([]token, 0, len(chunks))
 	for i, ts := range found {
 		for _, t := range ts {
 			out = append(out, token{t.term, chunks[i].start + t.start, chunks[i].start + t.end})

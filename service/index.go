@@ -107,9 +107,9 @@ func (m docMapper) Map(path string, blob []byte) (*index.Document, *index.Proble
 }
 
 // Text returns the plain text of a document's body for search snippets,
-// without validating the file.
+// without validating or parsing the file.
 func (m docMapper) Text(path string, blob []byte) string {
-	return mdx.PlainText(repo.DocumentBody(blob))
+	return mdx.SnippetText(repo.DocumentBody(blob))
 }
 
 // indexes opens the project's index manager once per service.
