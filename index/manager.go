@@ -41,6 +41,7 @@ type Manager struct {
 	mapping *mapping.IndexMappingImpl
 	an      *analyzers
 	texts   *textCache
+	idSets  *idSetCache
 	results *resultCache
 	chunks  *chunkCache
 
@@ -112,7 +113,7 @@ func OpenWithOptions(dir string, tree Tree, mapper Mapper, opt Options) (*Manage
 		return nil, err
 	}
 	m := &Manager{dir: dir, tree: tree, mapper: mapper, opt: opt, lock: lock,
-		mapping: mp, an: an, texts: newTextCache(1024), results: newResultCache(512), chunks: newChunkCache(), indexes: map[string]*branchIndex{}}
+		mapping: mp, an: an, texts: newTextCache(1024), idSets: newIDSetCache(), results: newResultCache(512), chunks: newChunkCache(), indexes: map[string]*branchIndex{}}
 	if err := m.recover(); err != nil {
 		lock.Close()
 		return nil, err

@@ -6,7 +6,9 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/blevesearch/bleve/v2"
@@ -180,15 +182,17 @@ func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, 
 	if len(chain) > 1 {
 		var excluded []string
 		var per []query.Query
+		key := ""
 		for i, bi := range chain {
 			bq := termQuery(fieldBranch, req.Chain[i], 1)
 			if len(excluded) > 0 {
-				b := query.NewBooleanQuery([]query.Query{bq}, nil, []query.Query{query.NewDocIDQuery(excluded)})
-				per = append(per, b)
+				ex := &idSetQuery{ids: excluded, key: key, cache: m.idSets}
+				per = append(per, query.NewBooleanQuery([]query.Query{bq}, nil, []query.Query{ex}))
 			} else {
 				per = append(per, bq)
 			}
-			excluded = append(excluded, bi.ids...)
+			excluded = append(slices.Clip(excluded), bi.ids...)
+			key += strconv.FormatUint(bi.gen, 36) + "."
 		}
 		filters = append(filters, query.NewDisjunctionQuery(per))
 	}
