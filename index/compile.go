@@ -135,7 +135,8 @@ func (m *Manager) Compile(ctx context.Context, branch string, opt CompileOptions
 				return err
 			})
 		} else {
-			b := &builder{idx: bi.idx, an: m.an}
+			b := &builder{idx: bi.idx, an: m.an, common: commonFromLists(bi.meta.Common)}
+			meta.Common = bi.meta.Common
 			problems, err = m.compileIncremental(ctx, b, bi, meta, changes, &res)
 			if err == nil {
 				err = m.reload(branch, bi)
@@ -207,10 +208,11 @@ func (m *Manager) rebuild(branch string, fill func(b *builder) error) error {
 
 // builder collects index operations into batches.
 type builder struct {
-	idx   bleve.Index
-	an    *analyzers
-	batch *bleve.Batch
-	n     int
+	idx    bleve.Index
+	an     *analyzers
+	common commonWords // the words whose pairs documents index
+	batch  *bleve.Batch
+	n      int
 }
 
 func (b *builder) ensure() {
@@ -222,7 +224,7 @@ func (b *builder) ensure() {
 
 func (b *builder) index(d *Document, branch string) error {
 	b.ensure()
-	if err := b.batch.IndexAdvanced(b.an.buildDocument(d, branch)); err != nil {
+	if err := b.batch.IndexAdvanced(b.an.buildDocument(d, branch, b.common)); err != nil {
 		return err
 	}
 	return b.count()
@@ -404,11 +406,16 @@ func (m *Manager) compileFull(ctx context.Context, b *builder, meta indexMeta, h
 	dups := map[string][]member{}
 	langs := map[string]bool{}
 	done := 0
+	common, err := m.sampleCommon(ctx, files)
+	if err != nil {
+		return nil, err
+	}
+	b.common, meta.Common = common, common.lists()
 	workers := make([]*builder, runtime.GOMAXPROCS(0))
 	for i := range workers {
-		workers[i] = &builder{idx: b.idx, an: b.an}
+		workers[i] = &builder{idx: b.idx, an: b.an, common: common}
 	}
-	err := m.mapWorkers(ctx, files, func(w int, r mapped) error {
+	err = m.mapWorkers(ctx, files, func(w int, r mapped) error {
 		mu.Lock()
 		done++
 		if progress != nil && (done%256 == 0 || done == len(files)) {
@@ -466,6 +473,28 @@ func (m *Manager) compileFull(ctx context.Context, b *builder, meta indexMeta, h
 		return nil, err
 	}
 	return problems, nil
+}
+
+// sampleCommon chooses the common words of a full index from up to
+// pairSampleDocs documents spread evenly over files.
+func (m *Manager) sampleCommon(ctx context.Context, files []Change) (commonWords, error) {
+	step := max(1, len(files)/pairSampleDocs)
+	var sample []Change
+	for i := 0; i < len(files); i += step {
+		sample = append(sample, files[i])
+	}
+	texts := map[string][]string{}
+	err := m.mapParallel(ctx, sample, func(r mapped) error {
+		if r.doc != nil && r.doc.Text != "" {
+			key := langKey(r.doc.Language)
+			texts[key] = append(texts[key], r.doc.Text)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m.an.chooseCommon(texts), nil
 }
 
 // compact merges a freshly built index into one segment in one pass, so

@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"fmt"
+	"math/rand"
 	"reflect"
 	"slices"
 	"strings"
@@ -478,4 +479,80 @@ func TestBranchFolderNames(t *testing.T) {
 		}
 		names[f] = true
 	}
+}
+
+// Phrases of common words are answered from the pair field, and give exactly
+// the documents that hold the words next to each other: after a full build,
+// after an incremental compile, and through a chain whose overlay has no pairs.
+func TestPhrasePairs(t *testing.T) {
+	words := []string{"alpha", "beta", "gamma", "delta", "epsilon", "zeta"}
+	rng := rand.New(rand.NewSource(5))
+	files := map[string]string{}
+	bodies := map[string]string{} // slug → body
+	for i := range 120 {
+		var b strings.Builder
+		for j := range 12 {
+			if j > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(words[rng.Intn(len(words))])
+		}
+		if i%10 == 0 {
+			b.WriteString(" rare" + words[i%len(words)]) // an uncommon word
+		}
+		slug := fmt.Sprintf("p%03d", i)
+		files["content/posts/"+slug+".md"] = md("Post", b.String())
+		bodies[slug] = b.String()
+	}
+	r := newTestRepo(t)
+	r.commit("main", "", files)
+	m := newManager(t, r, nil)
+	mustCompile(t, m, "main", CompileOptions{})
+	bi, err := m.get("main")
+	if err != nil || len(bi.meta.Common[neutralKey]) != len(words) {
+		t.Fatalf("common words = %v, %v", bi.meta.Common, err)
+	}
+	phrases := []string{"alpha beta", "beta alpha", "gamma gamma", "alpha beta gamma", "zeta rarealpha", "delta epsilon zeta alpha"}
+	check := func(name string, chain []string) {
+		t.Helper()
+		for _, ph := range phrases {
+			want := map[string]bool{}
+			for slug, body := range bodies {
+				if strings.Contains(" "+body+" ", " "+ph+" ") {
+					want[slug] = true
+				}
+			}
+			res, err := m.Search(context.Background(), SearchRequest{Query: `"` + ph + `"`, Chain: chain, Limit: MaxLimit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]bool{}
+			for _, h := range res.Hits {
+				got[h.Slug] = true
+			}
+			if !reflect.DeepEqual(got, want) || res.Total != uint64(len(want)) {
+				t.Errorf("%s: %q found %d (total %d), want %d: %v", name, ph, len(got), res.Total, len(want), sortedKeys(want))
+			}
+		}
+	}
+	check("full build", []string{"main"})
+
+	// An incremental compile indexes pairs with the recorded words.
+	bodies["p000"] = "alpha beta gamma alpha beta"
+	r.commit("main", "", map[string]string{"content/posts/p000.md": md("Post", bodies["p000"])})
+	if res := mustCompile(t, m, "main", CompileOptions{}); res.Full {
+		t.Fatal("compile was not incremental")
+	}
+	check("incremental", []string{"main"})
+
+	// An overlay (no pairs) overrides a document and adds one.
+	base := r.head("main")
+	bodies["p001"] = "gamma gamma gamma"
+	bodies["new"] = "beta alpha beta"
+	r.commit("dev", base, map[string]string{
+		"content/posts/p001.md": md("Post", bodies["p001"]),
+		"content/posts/new.md":  md("Post", bodies["new"]),
+	})
+	mustCompile(t, m, "dev", CompileOptions{Parent: "main"})
+	check("chain", []string{"dev", "main"})
 }

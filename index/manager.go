@@ -42,6 +42,7 @@ type Manager struct {
 	an      *analyzers
 	texts   *textCache
 	idSets  *idSetCache
+	commons *commonCache
 	results *resultCache
 	chunks  *chunkCache
 
@@ -70,6 +71,9 @@ type indexMeta struct {
 	Commit string   `json:"commit"`
 	Base   string   `json:"base,omitempty"`
 	Langs  []string `json:"langs,omitempty"`
+	// Common lists, per language key, the words whose adjacent pairs a full
+	// index holds in its pair field (pairs.go).
+	Common map[string][]string `json:"common,omitempty"`
 }
 
 func (m indexMeta) overlay() bool { return m.Parent != "" }
@@ -113,7 +117,7 @@ func OpenWithOptions(dir string, tree Tree, mapper Mapper, opt Options) (*Manage
 		return nil, err
 	}
 	m := &Manager{dir: dir, tree: tree, mapper: mapper, opt: opt, lock: lock,
-		mapping: mp, an: an, texts: newTextCache(1024), idSets: newIDSetCache(), results: newResultCache(512), chunks: newChunkCache(), indexes: map[string]*branchIndex{}}
+		mapping: mp, an: an, texts: newTextCache(1024), idSets: newIDSetCache(), commons: newCommonCache(), results: newResultCache(512), chunks: newChunkCache(), indexes: map[string]*branchIndex{}}
 	if err := m.recover(); err != nil {
 		lock.Close()
 		return nil, err

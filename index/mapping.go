@@ -162,7 +162,9 @@ const (
 )
 
 // buildDocument turns a graft document into a Bleve document of branch's index.
-func (a *analyzers) buildDocument(d *Document, branch string) *document.Document {
+// common, when it holds words for the document's language, adds the
+// document's common-word pairs (pairs.go).
+func (a *analyzers) buildDocument(d *Document, branch string, common commonWords) *document.Document {
 	key := langKey(d.Language)
 	text := a.forKey(key)
 	bd := document.NewDocument(d.ID())
@@ -175,7 +177,12 @@ func (a *analyzers) buildDocument(d *Document, branch string) *document.Document
 		bd.AddField(document.NewTextFieldCustom(fieldData, nil, raw, bindex.StoreField, a.keyword))
 	}
 	bd.AddField(document.NewTextFieldCustom(fieldSlug, nil, []byte(d.Slug), optText, a.neutral))
-	if d.Text != "" {
+	if words := common[key]; d.Text != "" && len(words) > 0 {
+		shared := &sharedAnalysis{base: text}
+		body := []byte(d.Text)
+		bd.AddField(document.NewTextFieldCustom(prefixBody+key, nil, body, optText, bodyAnalyzer{shared}))
+		bd.AddField(document.NewTextFieldCustom(prefixPair+key, nil, body, optKeyword, pairAnalyzer{shared, words}))
+	} else if d.Text != "" {
 		bd.AddField(document.NewTextFieldCustom(prefixBody+key, nil, []byte(d.Text), optText, text))
 	}
 	keys := make([]string, 0, len(d.Data))

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 
@@ -172,7 +173,7 @@ func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, 
 	if len(langs) == 0 {
 		langs = []string{neutralKey}
 	}
-	qb := queryBuilder{an: m.an, langs: langs}
+	qb := queryBuilder{an: m.an, langs: langs, commons: m.commons}
 	userQ := qb.build(pq)
 
 	var filters []query.Query
@@ -305,8 +306,9 @@ func decodeCursor(s, hash string) (*cursor, error) {
 // queryBuilder turns a parsed query into a Bleve query over the text fields
 // of the languages present.
 type queryBuilder struct {
-	an    *analyzers
-	langs []string
+	an      *analyzers
+	langs   []string
+	commons *commonCache
 }
 
 func (qb queryBuilder) build(q *Query) query.Query {
@@ -399,7 +401,14 @@ func (qb queryBuilder) textQuery(field, lang string, c Clause, boost float64) qu
 	q.SetField(field)
 	q.Analyzer = analyzerName(lang)
 	q.SetBoost(boost)
-	return q
+	if !strings.HasPrefix(field, prefixBody) {
+		return q
+	}
+	var tokens []analysis.Token
+	for _, t := range qb.an.forKey(lang).Analyze([]byte(c.Text)) {
+		tokens = append(tokens, *t)
+	}
+	return &phraseQuery{phrase: q, lang: lang, terms: tokens, boost: boost, cache: qb.commons}
 }
 
 func (qb queryBuilder) analyze(lang, text string) []string {

@@ -1,0 +1,252 @@
+package index
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"sync"
+	"unsafe"
+
+	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/query"
+	"github.com/blevesearch/bleve/v2/search/searcher"
+	bindex "github.com/blevesearch/bleve_index_api"
+)
+
+// Common-word pairs. A phrase of frequent words ("of the", "how to") makes
+// a phrase search read the positions of most documents. A full index
+// therefore also indexes, in a field of its own per language ("pair.en"),
+// every two adjacent body words that are both among the language's most
+// frequent ones, joined by a space. A phrase whose adjacent words are such
+// pairs is answered from that field (a two-word phrase by one term), and
+// longer phrases keep their exact check on positions, now only for the
+// documents holding every pair.
+//
+// The common words are chosen when a full index is built, from a sample of
+// its documents, and recorded in its metadata; incremental compiles keep
+// them. Overlays hold no pairs: they are small. Each index decides at search
+// time from its own recorded words, so a chain mixing indexes built with
+// different words still answers exactly.
+const (
+	prefixPair = "pair."
+	// pairSampleDocs is how many documents, spread over the tree, choose the
+	// common words.
+	pairSampleDocs = 2000
+	// pairWords is the most common words kept per language.
+	pairWords = 128
+	// pairMinShare is the share of sampled documents a common word must
+	// appear in.
+	pairMinShare = 0.05
+	// pairMinSample is the fewest documents of a language worth sampling.
+	pairMinSample = 20
+)
+
+// commonWords maps a language key to its common words.
+type commonWords map[string]map[string]bool
+
+func (c commonWords) lists() map[string][]string {
+	out := map[string][]string{}
+	for lang, words := range c {
+		out[lang] = sortedKeys(words)
+	}
+	return out
+}
+
+func commonFromLists(lists map[string][]string) commonWords {
+	c := commonWords{}
+	for lang, words := range lists {
+		c[lang] = map[string]bool{}
+		for _, w := range words {
+			c[lang][w] = true
+		}
+	}
+	return c
+}
+
+// chooseCommon counts in how many sampled texts each word appears, per
+// language, and keeps the most frequent ones.
+func (a *analyzers) chooseCommon(texts map[string][]string) commonWords {
+	out := commonWords{}
+	for lang, docs := range texts {
+		if len(docs) < pairMinSample {
+			continue
+		}
+		an := a.forKey(lang)
+		df := map[string]int{}
+		for _, text := range docs {
+			seen := map[string]bool{}
+			for _, t := range an.Analyze([]byte(text)) {
+				if w := string(t.Term); !seen[w] {
+					seen[w] = true
+					df[w]++
+				}
+			}
+		}
+		words := make([]string, 0, len(df))
+		for w, n := range df {
+			if float64(n) >= pairMinShare*float64(len(docs)) {
+				words = append(words, w)
+			}
+		}
+		sort.Slice(words, func(i, j int) bool {
+			if df[words[i]] != df[words[j]] {
+				return df[words[i]] > df[words[j]]
+			}
+			return words[i] < words[j]
+		})
+		if len(words) > pairWords {
+			words = words[:pairWords]
+		}
+		if len(words) > 0 {
+			out[lang] = map[string]bool{}
+			for _, w := range words {
+				out[lang][w] = true
+			}
+		}
+	}
+	return out
+}
+
+// sharedAnalysis lets a document's body field and its pair field share one
+// run of the analyzer: Bleve analyses a document's fields one after the
+// other on one goroutine, body first.
+type sharedAnalysis struct {
+	base   analysis.Analyzer
+	text   []byte
+	tokens analysis.TokenStream
+}
+
+// bodyAnalyzer analyses the body and keeps the tokens for the pair field.
+type bodyAnalyzer struct{ s *sharedAnalysis }
+
+func (a bodyAnalyzer) Analyze(text []byte) analysis.TokenStream {
+	ts := a.s.base.Analyze(text)
+	a.s.text, a.s.tokens = text, ts
+	return ts
+}
+
+// pairAnalyzer turns the body's tokens into common-word pairs.
+type pairAnalyzer struct {
+	s      *sharedAnalysis
+	common map[string]bool
+}
+
+func (a pairAnalyzer) Analyze(text []byte) analysis.TokenStream {
+	ts := a.s.tokens
+	if ts == nil || len(a.s.text) != len(text) || unsafe.SliceData(a.s.text) != unsafe.SliceData(text) {
+		ts = a.s.base.Analyze(text) // not the text the body field saw
+	}
+	return pairTokens(ts, a.common)
+}
+
+// pairTokens returns the pairs of adjacent tokens that are both common.
+func pairTokens(ts analysis.TokenStream, common map[string]bool) analysis.TokenStream {
+	var out analysis.TokenStream
+	for i := 1; i < len(ts); i++ {
+		p, t := ts[i-1], ts[i]
+		if t.Position != p.Position+1 || !common[string(p.Term)] || !common[string(t.Term)] {
+			continue
+		}
+		term := make([]byte, 0, len(p.Term)+1+len(t.Term))
+		term = append(append(append(term, p.Term...), ' '), t.Term...)
+		out = append(out, &analysis.Token{Term: term, Start: p.Start, End: t.End, Position: len(out) + 1, Type: analysis.AlphaNumeric})
+	}
+	return out
+}
+
+// phraseQuery is a phrase on a body field that uses the index's common-word
+// pairs when it can. It names the body field for Bleve's statistics; pair
+// terms are scored with the index's own statistics.
+type phraseQuery struct {
+	phrase *query.MatchPhraseQuery
+	lang   string
+	terms  []analysis.Token // the phrase analysed
+	boost  float64
+	cache  *commonCache
+}
+
+func (q *phraseQuery) Field() string      { return q.phrase.Field() }
+func (q *phraseQuery) SetField(f string)  { q.phrase.SetField(f) }
+func (q *phraseQuery) SetBoost(b float64) { q.boost = b; q.phrase.SetBoost(b) }
+func (q *phraseQuery) Boost() float64     { return q.boost }
+
+// Searcher implements query.Query.
+func (q *phraseQuery) Searcher(ctx context.Context, r bindex.IndexReader, m mapping.IndexMapping, opt search.SearcherOptions) (search.Searcher, error) {
+	common, err := q.cache.of(r)
+	if err != nil {
+		return nil, err
+	}
+	words := common[q.lang]
+	var pairs []string
+	for i := 1; i < len(q.terms); i++ {
+		p, t := q.terms[i-1], q.terms[i]
+		if t.Position == p.Position+1 && words[string(p.Term)] && words[string(t.Term)] {
+			pairs = append(pairs, string(p.Term)+" "+string(t.Term))
+		}
+	}
+	if len(pairs) == 0 {
+		return q.phrase.Searcher(ctx, r, m, opt)
+	}
+	local := context.WithValue(ctx, search.BM25StatsKey, nil) // the pair field has no chain-wide statistics
+	var parts []search.Searcher
+	closeAll := func() {
+		for _, s := range parts {
+			s.Close()
+		}
+	}
+	for _, p := range pairs {
+		s, err := searcher.NewTermSearcher(local, r, p, prefixPair+q.lang, q.boost, opt)
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		parts = append(parts, s)
+	}
+	if len(q.terms) == 2 {
+		return parts[0], nil // the pair is the phrase
+	}
+	ps, err := q.phrase.Searcher(ctx, r, m, opt)
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	parts = append(parts, ps)
+	return searcher.NewConjunctionSearcher(ctx, r, parts, opt)
+}
+
+// commonCache keeps the common words each index snapshot recorded.
+type commonCache struct {
+	mu    sync.Mutex
+	items map[bindex.IndexReader]commonWords
+}
+
+func newCommonCache() *commonCache { return &commonCache{items: map[bindex.IndexReader]commonWords{}} }
+
+func (c *commonCache) of(r bindex.IndexReader) (commonWords, error) {
+	c.mu.Lock()
+	words, ok := c.items[r]
+	c.mu.Unlock()
+	if ok {
+		return words, nil
+	}
+	raw, err := r.GetInternal(keyMeta)
+	if err != nil {
+		return nil, err
+	}
+	var meta indexMeta
+	if raw != nil {
+		if err := json.Unmarshal(raw, &meta); err != nil {
+			return nil, err
+		}
+	}
+	words = commonFromLists(meta.Common)
+	c.mu.Lock()
+	if len(c.items) >= idSetCacheMax {
+		c.items = map[bindex.IndexReader]commonWords{}
+	}
+	c.items[r] = words
+	c.mu.Unlock()
+	return words, nil
+}
