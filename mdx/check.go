@@ -90,6 +90,10 @@ type Options struct {
 	// LineOffset is added to every reported line: pass the number of file lines
 	// before the body (the frontmatter) so lines are the file's lines.
 	LineOffset int
+	// Ungated turns the gate off (a project with mdx: full, at compile): Check
+	// finds nothing and Gate returns nil whatever the body and Format, and
+	// GateText only extracts the text.
+	Ungated bool
 }
 
 // finding is a Finding before positions and snippets are worked out: a byte
@@ -107,14 +111,9 @@ type span struct{ start, end int }
 // error only for an unknown format: source it cannot parse is reported as an
 // "unparseable" finding, so callers treat it as refused.
 func Check(body []byte, opt Options) ([]Finding, error) {
-	var raw []finding
-	switch opt.Format {
-	case FormatMarkdown:
-		raw = checkMarkdown(body)
-	case FormatMDX:
-		raw = checkMDX(body)
-	default:
-		return nil, fmt.Errorf("mdx: unknown format %q (want md or mdx)", opt.Format)
+	raw, _, err := read(body, opt, false)
+	if err != nil {
+		return nil, err
 	}
 	return locate(body, raw, opt.LineOffset), nil
 }

@@ -259,18 +259,3 @@ func isASCIILetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
 func isNameByte(c byte) bool {
 	return isASCIILetter(c) || c >= '0' && c <= '9' || c == '_' || c == '$' || c == '-'
 }
-
-// checkMarkdown checks a .md body.
-func checkMarkdown(body []byte) []finding {
-	if off, why, bad := tooComplex(body); bad {
-		return []finding{{kind: KindUnparseable, start: off, snippet: why}}
-	}
-	doc, ok := parse(markdownParser, body)
-	if !ok {
-		return []finding{{kind: KindUnparseable, start: 0, end: 40}}
-	}
-	t := readTree(body, doc)
-	skip := append(append([]span(nil), t.code...), t.html...)
-	sort.Slice(skip, func(i, j int) bool { return skip[i].start < skip[j].start })
-	return append(t.findings, scanScriptTags(body, skip)...)
-}
