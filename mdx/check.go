@@ -179,15 +179,18 @@ func tooComplex(body []byte) (int, string, bool) {
 		return off, fmt.Sprintf("blockquotes or lists nested deeper than %d", maxContainerDepth), true
 	}
 	weight, scan, links, lineStart := 0, 0, 0, 0
-	var prev byte
-	for i, c := range body {
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if !inlineMarkup[c] {
+			continue
+		}
 		switch c {
 		case '[':
 			weight += 3
 		case '<':
 			weight++
 		case '*', '_', '~', '`':
-			if prev != c {
+			if i == 0 || body[i-1] != c {
 				weight++
 			}
 		case ']':
@@ -197,13 +200,12 @@ func tooComplex(body []byte) (int, string, bool) {
 		case '\n':
 			scan += links * (i - lineStart)
 			links, lineStart = 0, i+1
+			if scan > maxLinkScanLength {
+				return lineStart, "too many links on too long lines", true
+			}
 		}
-		prev = c
 		if weight > maxInlineWeight {
 			return i, "more inline markup (links, tags, emphasis) than the checker handles in bounded time", true
-		}
-		if scan > maxLinkScanLength {
-			return lineStart, "too many links on too long lines", true
 		}
 	}
 	if links*(len(body)-lineStart) > maxLinkScanLength {
@@ -211,6 +213,9 @@ func tooComplex(body []byte) (int, string, bool) {
 	}
 	return 0, "", false
 }
+
+// inlineMarkup marks the bytes tooComplex counts; it skips all others.
+var inlineMarkup = [256]bool{'[': true, '<': true, '*': true, '_': true, '~': true, '`': true, ']': true, '\n': true}
 
 // locate sorts raw findings, drops duplicates and works out lines, columns and
 // snippets. Positions are computed in one forward pass, so the cost stays
