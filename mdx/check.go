@@ -6,7 +6,8 @@
 // with scripting elements or event handlers; in both, links whose URL runs
 // script (javascript:, vbscript:, data:text/html). Gate turns the findings into
 // an INPUT_VALIDATION_FAILED error. Render turns a body into HTML and PlainText
-// into the text the search index stores.
+// into the text the search index stores. GateText gives what Gate and
+// PlainText give, from one goldmark parse of a .md body (the index compile).
 //
 // How the checker reads a body: goldmark (with GFM) parses the block and inline
 // structure, which tells which byte ranges are code. In .md those are fenced
