@@ -3,6 +3,8 @@ package mdx
 import (
 	"bytes"
 	"testing"
+
+	"github.com/graft-studio/graft/fixtures"
 )
 
 // pathological are 1 MiB bodies built to make a parser go super-linear.
@@ -56,5 +58,52 @@ func BenchmarkRenderNested(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// syntheticBodies returns the bodies (frontmatter cut off) of n synthetic
+// documents, the documents graft bench compiles.
+func syntheticBodies(n int) [][]byte {
+	s := fixtures.NewSynthetic(1)
+	out := make([][]byte, n)
+	for i := range out {
+		doc := s.Doc(i, 0)
+		end := bytes.Index(doc[3:], []byte("\n---\n"))
+		out[i] = doc[3+end+len("\n---\n"):]
+	}
+	return out
+}
+
+// BenchmarkIndexText turns synthetic .md bodies into what the index stores,
+// as the compile does: "separate" runs Gate then PlainText, "GateText" runs
+// both from one parse, "ungated" is GateText for a project with mdx: full.
+func BenchmarkIndexText(b *testing.B) {
+	bodies := syntheticBodies(256)
+	opt := Options{Format: FormatMarkdown, LineOffset: 5}
+	for _, bc := range []struct {
+		name string
+		run  func(body []byte) (string, error)
+	}{
+		{"separate", func(body []byte) (string, error) {
+			if err := Gate(body, opt); err != nil {
+				return "", err
+			}
+			return PlainText(body), nil
+		}},
+		{"GateText", func(body []byte) (string, error) { return GateText(body, opt) }},
+		{"ungated", func(body []byte) (string, error) {
+			return GateText(body, Options{Format: FormatMarkdown, Ungated: true})
+		}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if text, err := bc.run(bodies[i%len(bodies)]); err != nil || text == "" {
+					b.Fatalf("%q %v", text, err)
+				}
+				i++
+			}
+		})
 	}
 }

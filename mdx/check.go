@@ -6,7 +6,8 @@
 // with scripting elements or event handlers; in both, links whose URL runs
 // script (javascript:, vbscript:, data:text/html). Gate turns the findings into
 // an INPUT_VALIDATION_FAILED error. Render turns a body into HTML and PlainText
-// into the text the search index stores.
+// into the text the search index stores. GateText gives what Gate and
+// PlainText give, from one goldmark parse of a .md body (the index compile).
 //
 // How the checker reads a body: goldmark (with GFM) parses the block and inline
 // structure, which tells which byte ranges are code. In .md those are fenced
@@ -90,6 +91,10 @@ type Options struct {
 	// LineOffset is added to every reported line: pass the number of file lines
 	// before the body (the frontmatter) so lines are the file's lines.
 	LineOffset int
+	// Ungated turns the gate off (a project with mdx: full, at compile): Check
+	// finds nothing and Gate returns nil whatever the body and Format, and
+	// GateText only extracts the text.
+	Ungated bool
 }
 
 // finding is a Finding before positions and snippets are worked out: a byte
@@ -107,14 +112,9 @@ type span struct{ start, end int }
 // error only for an unknown format: source it cannot parse is reported as an
 // "unparseable" finding, so callers treat it as refused.
 func Check(body []byte, opt Options) ([]Finding, error) {
-	var raw []finding
-	switch opt.Format {
-	case FormatMarkdown:
-		raw = checkMarkdown(body)
-	case FormatMDX:
-		raw = checkMDX(body)
-	default:
-		return nil, fmt.Errorf("mdx: unknown format %q (want md or mdx)", opt.Format)
+	raw, _, err := read(body, opt, false)
+	if err != nil {
+		return nil, err
 	}
 	return locate(body, raw, opt.LineOffset), nil
 }
@@ -180,15 +180,18 @@ func tooComplex(body []byte) (int, string, bool) {
 		return off, fmt.Sprintf("blockquotes or lists nested deeper than %d", maxContainerDepth), true
 	}
 	weight, scan, links, lineStart := 0, 0, 0, 0
-	var prev byte
-	for i, c := range body {
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if !inlineMarkup[c] {
+			continue
+		}
 		switch c {
 		case '[':
 			weight += 3
 		case '<':
 			weight++
 		case '*', '_', '~', '`':
-			if prev != c {
+			if i == 0 || body[i-1] != c {
 				weight++
 			}
 		case ']':
@@ -198,13 +201,12 @@ func tooComplex(body []byte) (int, string, bool) {
 		case '\n':
 			scan += links * (i - lineStart)
 			links, lineStart = 0, i+1
+			if scan > maxLinkScanLength {
+				return lineStart, "too many links on too long lines", true
+			}
 		}
-		prev = c
 		if weight > maxInlineWeight {
 			return i, "more inline markup (links, tags, emphasis) than the checker handles in bounded time", true
-		}
-		if scan > maxLinkScanLength {
-			return lineStart, "too many links on too long lines", true
 		}
 	}
 	if links*(len(body)-lineStart) > maxLinkScanLength {
@@ -212,6 +214,9 @@ func tooComplex(body []byte) (int, string, bool) {
 	}
 	return 0, "", false
 }
+
+// inlineMarkup marks the bytes tooComplex counts; it skips all others.
+var inlineMarkup = [256]bool{'[': true, '<': true, '*': true, '_': true, '~': true, '`': true, ']': true, '\n': true}
 
 // locate sorts raw findings, drops duplicates and works out lines, columns and
 // snippets. Positions are computed in one forward pass, so the cost stays

@@ -18,15 +18,21 @@ const maxListed = 5
 // findings) and total, and whose message names up to 5 findings and then
 // "…and N more". An unknown format is INPUT_VALIDATION_FAILED as well.
 func Gate(body []byte, opt Options) error {
-	found, err := Check(body, opt)
+	raw, _, err := read(body, opt, false)
+	return gateError(body, raw, opt, err)
+}
+
+// gateError turns what read found into Gate's error: nil when the format is
+// known and raw is empty.
+func gateError(body []byte, raw []finding, opt Options, err error) error {
 	if err != nil {
 		return errs.New(errs.InputValidationFailed, "%v", err).
 			WithFix("Use format md or mdx.")
 	}
-	if len(found) == 0 {
+	if len(raw) == 0 {
 		return nil
 	}
-	return findingsError(found)
+	return findingsError(locate(body, raw, opt.LineOffset))
 }
 
 // findingsError builds the error Gate returns for found (not empty).

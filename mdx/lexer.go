@@ -330,16 +330,3 @@ func (lx *lexer) space(j, quote int) int {
 	}
 	return j
 }
-
-// checkMDX checks an .mdx body.
-func checkMDX(body []byte) []finding {
-	if off, why, bad := tooComplex(body); bad {
-		return []finding{{kind: KindUnparseable, start: off, snippet: why}}
-	}
-	doc, ok := parse(mdxParser, body)
-	if !ok {
-		return []finding{{kind: KindUnparseable, start: 0, end: 40}}
-	}
-	t := readTree(body, doc)
-	return append(t.findings, lexMDX(body, t.code).findings...)
-}

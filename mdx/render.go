@@ -92,11 +92,10 @@ func convert(md goldmark.Markdown, body []byte, out *bytes.Buffer) (err error) {
 // expressions and JSX tags replaced by spaces (line ends kept, so lines and
 // the Markdown around them stay where they were).
 func blankMDX(body []byte) []byte {
-	doc, ok := parse(mdxParser, body)
+	_, lx, ok := readMDX(body)
 	if !ok {
 		return nil
 	}
-	lx := lexMDX(body, readTree(body, doc).code)
 	out := append([]byte(nil), body...)
 	for _, s := range lx.constructs {
 		for k := s.start; k < s.end && k < len(out); k++ {
@@ -146,10 +145,13 @@ func (linkGuard) Transform(doc *ast.Document, reader text.Reader, _ parser.Conte
 // code, the text inside HTML blocks (not scripts or styles), one block a line.
 // It never fails: a body too deeply nested to parse is returned as it is.
 func PlainText(body []byte) string {
-	if _, _, bad := tooComplex(body); bad {
-		return string(body)
-	}
-	doc, ok := parse(markdownParser, body)
+	_, text, _ := read(body, Options{Ungated: true}, true)
+	return text
+}
+
+// plainText returns the text of a body parsed as Markdown into doc (ok false
+// when goldmark could not parse it: the body is returned as it is).
+func plainText(body []byte, doc ast.Node, ok bool) string {
 	if !ok {
 		return string(body)
 	}

@@ -95,15 +95,14 @@ func (m docMapper) Map(path string, blob []byte) (*index.Document, *index.Proble
 	if issues := coll.Validate(parsed.Data, nil); len(issues) > 0 {
 		return problem(repo.ValidationError(coll.Name, issues))
 	}
-	format := repo.FormatOf(path)
-	if m.p.Config.MDX != "full" {
-		opt := mdx.Options{Format: format, LineOffset: linesBefore(blob, parsed.Body)}
-		if err := mdx.Gate(parsed.Body, opt); err != nil {
-			return problem(err)
-		}
+	opt := mdx.Options{Format: repo.FormatOf(path), LineOffset: linesBefore(blob, parsed.Body),
+		Ungated: m.p.Config.MDX == "full"}
+	text, err := mdx.GateText(parsed.Body, opt)
+	if err != nil {
+		return problem(err)
 	}
 	return &index.Document{Collection: coll.Name, Slug: slug, Path: path, Language: coll.Language,
-		Data: parsed.Data, Text: mdx.PlainText(parsed.Body)}, nil, true
+		Data: parsed.Data, Text: text}, nil, true
 }
 
 // Text returns the plain text of a document's body for search snippets,
