@@ -318,7 +318,7 @@ func (qb queryBuilder) build(q *Query) query.Query {
 		for _, c := range g {
 			cq := qb.clause(c)
 			if c.Negate {
-				not = append(not, cq)
+				not = append(not, unscoredQuery{cq})
 			} else {
 				must = append(must, cq)
 			}
@@ -428,8 +428,5 @@ func termQuery(field, term string, boost float64) query.Query {
 }
 
 func prefixQuery(field, prefix string, boost float64) query.Query {
-	q := query.NewPrefixQuery(prefix)
-	q.SetField(field)
-	q.SetBoost(boost)
-	return q
+	return &constPrefixQuery{prefix: prefix, field: field, boost: boost}
 }
