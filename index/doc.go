@@ -35,6 +35,20 @@
 //     cores. The build keeps Bleve's merger idle and ends with one merge of
 //     all segments, so every document is merged once and searches visit
 //     one segment.
+//   - Hits are ordered by score alone, so Bleve never loads the ID of a
+//     candidate that does not make the page; equal scores keep the index's
+//     order across pages and read by ID within a page. A cursor holds the
+//     next page's offset (at most MaxOffset): a document whose rank changes
+//     between pages may be seen twice or missed, every other one exactly once.
+//   - A prefix clause (word*) scores every match the same, as Lucene does:
+//     its words' postings are merged as bitmaps, not scored side by side.
+//     Must-not clauses are not scored either.
+//   - Phrases of common words use a pair field (pairs.go).
+//   - Hits take their frontmatter from a stored field (_data) and their
+//     snippet from the blob through the Mapper's TextMapper, which converts
+//     the body in one pass without validating it.
+//   - Chain searches resolve the IDs a farther branch must not show to
+//     internal numbers once per index snapshot (exclude.go).
 //   - Result pages (hits, snippets, total, next cursor) are cached by
 //     request and by the generation of every index of the chain; any
 //     compile installs a new generation, so a cached page is never served
