@@ -3,6 +3,7 @@ package repo
 import (
 	"bytes"
 	"compress/zlib"
+	"context"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -300,7 +301,12 @@ func TestReadBlobConcurrent(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for i := range 5 {
-					commitFiles(t, r, "side", map[string]string{fmt.Sprintf("new/%d.md", i): fmt.Sprint("new ", i)})
+					_, err := r.Commit(context.Background(), CommitRequest{Branch: "side", Message: "more", Author: testAuthor,
+						Changes: []Change{{Path: fmt.Sprintf("new/%d.md", i), Content: []byte(fmt.Sprint("new ", i))}}})
+					if err != nil {
+						errc <- err
+						return
+					}
 				}
 			}()
 			wg.Wait()

@@ -23,13 +23,15 @@ import (
 )
 
 // Repo is a Git repository that graft reads and commits to. Objects are read
-// and written through go-git; branch refs are moved by graft itself with Git's
-// lock-file protocol (see refs.go), so that graft and the real git binary can
-// work on the same repository at the same time.
+// and written through go-git, except loose blobs, which are read directly
+// (see blob.go); branch refs are moved by graft itself with Git's lock-file
+// protocol (see refs.go), so that graft and the real git binary can work on
+// the same repository at the same time.
 //
-// A Repo is safe for concurrent use: one mutex serialises every go-git call,
-// a per-branch mutex serialises this process's commits to one branch, and the
-// check-and-set on the ref protects against other processes.
+// A Repo is safe for concurrent use: one mutex serialises every go-git call
+// (the direct loose reads take none), a per-branch mutex serialises this
+// process's commits to one branch, and the check-and-set on the ref protects
+// against other processes.
 type Repo struct {
 	mu   sync.Mutex // guards every call into go-git and parentCache
 	repo *git.Repository
