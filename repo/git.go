@@ -1,7 +1,6 @@
 package repo
 
 import (
-	"bytes"
 	"encoding/hex"
 	"errors"
 	"os"
@@ -10,22 +9,29 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 
 	"github.com/graft-studio/graft/errs"
 )
 
 // Repo is a Git repository that graft reads and commits to. Objects are read
-// and written through go-git; branch refs are moved by graft itself with Git's
-// lock-file protocol (see refs.go), so that graft and the real git binary can
-// work on the same repository at the same time.
+// and written through go-git, except loose blobs, which are read directly
+// (see blob.go); branch refs are moved by graft itself with Git's lock-file
+// protocol (see refs.go), so that graft and the real git binary can work on
+// the same repository at the same time.
 //
-// A Repo is safe for concurrent use: one mutex serialises every go-git call,
-// a per-branch mutex serialises this process's commits to one branch, and the
-// check-and-set on the ref protects against other processes.
+// A Repo is safe for concurrent use: one mutex serialises every go-git call
+// (the direct loose reads take none), a per-branch mutex serialises this
+// process's commits to one branch, and the check-and-set on the ref protects
+// against other processes.
 type Repo struct {
 	mu   sync.Mutex // guards every call into go-git and parentCache
 	repo *git.Repository
@@ -64,11 +70,39 @@ func OpenRepo(path string) (*Repo, error) {
 		}
 		commonDir = filepath.Clean(c)
 	}
-	g, err := git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
-	if err != nil {
-		return nil, errs.New(errs.Internal, "open Git repository %s: %v", abs, err)
+	return gitOpen(abs, gitDir, commonDir, bare)
+}
+
+// gitMaxOpenPacks is how many pack files go-git keeps open between reads.
+// Without it, every read of a packed object opens its pack again and builds
+// a new decoder over it, which costs more than decoding the object.
+const gitMaxOpenPacks = 8
+
+// gitOpen opens the repository through go-git as git.PlainOpen would (with
+// the common dir of a linked worktree), but with pack files kept open and
+// absolute alternates followed.
+func gitOpen(path, gitDir, commonDir string, bare bool) (*Repo, error) {
+	dot := osfs.New(gitDir)
+	fs := dot
+	if commonDir != gitDir {
+		fs = dotgit.NewRepositoryFilesystem(dot, osfs.New(commonDir))
 	}
-	return gitNewRepo(g, abs, gitDir, commonDir, bare)
+	s := filesystem.NewStorageWithOptions(fs, cache.NewObjectLRUDefault(), filesystem.Options{
+		MaxOpenDescriptors: gitMaxOpenPacks,
+		// go-git resolves the absolute paths of objects/info/alternates
+		// (git clone --shared or --reference) inside this file system: the
+		// default, the git dir, cannot reach them.
+		AlternatesFS: osfs.New(string(filepath.Separator)),
+	})
+	var worktree billy.Filesystem
+	if !bare {
+		worktree = osfs.New(path)
+	}
+	g, err := git.Open(s, worktree)
+	if err != nil {
+		return nil, errs.New(errs.Internal, "open Git repository %s: %v", path, err)
+	}
+	return gitNewRepo(g, path, gitDir, commonDir, bare)
 }
 
 // InitRepo creates a repository at path (bare or with a worktree) whose
@@ -78,7 +112,7 @@ func InitRepo(path string, bare bool) (*Repo, error) {
 	if err != nil {
 		return nil, errs.New(errs.InvalidPath, "cannot resolve %q: %v", path, err)
 	}
-	g, err := git.PlainInitWithOptions(abs, &git.PlainInitOptions{
+	_, err = git.PlainInitWithOptions(abs, &git.PlainInitOptions{
 		Bare:        bare,
 		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")},
 	})
@@ -93,7 +127,7 @@ func InitRepo(path string, bare bool) (*Repo, error) {
 	if !bare {
 		gitDir = filepath.Join(abs, ".git")
 	}
-	return gitNewRepo(g, abs, gitDir, gitDir, bare)
+	return gitOpen(abs, gitDir, gitDir, bare)
 }
 
 func gitNewRepo(g *git.Repository, path, gitDir, commonDir string, bare bool) (*Repo, error) {
@@ -339,8 +373,8 @@ func (r *Repo) ReadFile(ref, path string) ([]byte, string, error) {
 		return nil, "", err
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	e, kind, err := r.gitLookup(root, segs, path)
+	r.mu.Unlock()
 	if err != nil {
 		return nil, "", err
 	}
@@ -348,21 +382,14 @@ func (r *Repo) ReadFile(ref, path string) ([]byte, string, error) {
 		return nil, "", errs.New(errs.DocumentNotFound, "no file %q on %s", path, ref).
 			With("path", path).With("ref", ref)
 	}
-	blob, err := object.GetBlob(r.repo.Storer, e.Hash)
+	data, err := r.readBlob(e.Hash)
+	if errs.Is(err, errs.DocumentNotFound) { // the tree names a blob the store lacks
+		return nil, "", errs.New(errs.Internal, "read blob %s: %v", e.Hash, err)
+	}
 	if err != nil {
-		return nil, "", errs.New(errs.Internal, "read blob %s: %v", e.Hash, err)
+		return nil, "", err
 	}
-	rd, err := blob.Reader()
-	if err != nil {
-		return nil, "", errs.New(errs.Internal, "read blob %s: %v", e.Hash, err)
-	}
-	defer rd.Close()
-	var buf bytes.Buffer
-	buf.Grow(int(blob.Size))
-	if _, err := buf.ReadFrom(rd); err != nil {
-		return nil, "", errs.New(errs.Internal, "read blob %s: %v", e.Hash, err)
-	}
-	return buf.Bytes(), e.Hash.String(), nil
+	return data, e.Hash.String(), nil
 }
 
 // File is one file of a tree.

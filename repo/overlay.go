@@ -1,7 +1,6 @@
 package repo
 
 import (
-	"io"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -152,23 +151,4 @@ func pathChanges(paths []string) []Change {
 		out[i] = Change{Path: p}
 	}
 	return out
-}
-
-// ReadBlob returns the bytes of a blob by its SHA (a version).
-func (r *Repo) ReadBlob(version string) ([]byte, error) {
-	if !gitIsSHA(version) {
-		return nil, errs.New(errs.InputValidationFailed, "%q is not a blob SHA", version)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	blob, err := object.GetBlob(r.repo.Storer, plumbing.NewHash(version))
-	if err != nil {
-		return nil, errs.New(errs.DocumentNotFound, "no blob %s: %v", version, err).With("version", version)
-	}
-	rd, err := blob.Reader()
-	if err != nil {
-		return nil, errs.New(errs.Internal, "read blob %s: %v", version, err)
-	}
-	defer rd.Close()
-	return io.ReadAll(rd)
 }

@@ -1,0 +1,253 @@
+package repo
+
+import (
+	"bytes"
+	"compress/zlib"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sync"
+	"syscall"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/graft-studio/graft/errs"
+)
+
+// Blobs are read on the hot path of an index compile (every document) and of
+// search snippets. A repository graft commits to holds its new objects loose
+// (objects/xx/yyyy…, a zlib stream of "<type> <size>\0<content>"), and go-git
+// spends most of a loose read on path resolution, fresh zlib state and
+// copies, all under r.mu. So a blob is read from its loose file directly,
+// without r.mu, with pooled zlib state; anything else (packed objects,
+// alternates, an unreadable file) goes through go-git as before.
+
+// ReadBlob returns the bytes of a blob by its SHA (a version). It fails with
+// DOCUMENT_NOT_FOUND when there is no such blob (no object, or another kind
+// of object), and with INTERNAL when the object is corrupt.
+func (r *Repo) ReadBlob(version string) ([]byte, error) {
+	if !gitIsSHA(version) {
+		return nil, errs.New(errs.InputValidationFailed, "%q is not a blob SHA", version)
+	}
+	return r.readBlob(plumbing.NewHash(version))
+}
+
+// readBlob reads blob h, loose first. The caller must not hold r.mu.
+func (r *Repo) readBlob(h plumbing.Hash) ([]byte, error) {
+	data, err := r.readLooseBlob(h)
+	if !errors.Is(err, errLooseAbsent) {
+		return data, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	blob, err := object.GetBlob(r.repo.Storer, h)
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		// go-git lists the packs once; git gc may have packed the object
+		// (and removed the loose file) since. Look at the packs again.
+		if s, ok := r.repo.Storer.(*filesystem.Storage); ok {
+			s.Reindex()
+			blob, err = object.GetBlob(r.repo.Storer, h)
+		}
+	}
+	if err != nil {
+		return nil, errs.New(errs.DocumentNotFound, "no blob %s: %v", h, err).With("version", h.String())
+	}
+	rd, err := blob.Reader()
+	if err != nil {
+		return nil, errs.New(errs.Internal, "read blob %s: %v", h, err)
+	}
+	defer rd.Close()
+	data = make([]byte, blob.Size)
+	if _, err := io.ReadFull(rd, data); err != nil {
+		return nil, errs.New(errs.Internal, "read blob %s: %v", h, err)
+	}
+	return data, nil
+}
+
+// errLooseAbsent says that a loose object file could not be opened: the
+// object may be packed, in an alternate, or missing; go-git decides.
+var errLooseAbsent = errors.New("no loose object file")
+
+// looseInflater is the reusable state of one loose read.
+type looseInflater struct {
+	file []byte        // the compressed file
+	src  bytes.Reader  // over file; an io.ByteReader, so flate reads no further than the stream
+	zr   io.ReadCloser // a zlib reader (zlib.Resetter), nil until first used
+}
+
+var looseInflaters = sync.Pool{New: func() any { return &looseInflater{file: make([]byte, 0, 8<<10)} }}
+
+// looseMaxPooled bounds the compressed-file buffer kept in the pool.
+const looseMaxPooled = 1 << 20
+
+// looseMaxRatio bounds size / compressed size: deflate cannot expand by more
+// than about 1032:1, so a header claiming more is corrupt (and must not make
+// us allocate its size).
+const looseMaxRatio = 1100
+
+// readLooseBlob reads blob h from its loose object file. It returns
+// errLooseAbsent when there is no file to read, DOCUMENT_NOT_FOUND when the
+// object is not a blob and INTERNAL when the file is not a well-formed object
+// of its declared size. It does not take r.mu: object files are written to a
+// temporary name and renamed into place, so an open file is always complete.
+func (r *Repo) readLooseBlob(h plumbing.Hash) ([]byte, error) {
+	hex := h.String()
+	in := looseInflaters.Get().(*looseInflater)
+	defer func() {
+		if cap(in.file) <= looseMaxPooled {
+			in.file = in.file[:0]
+			looseInflaters.Put(in)
+		}
+	}()
+	path := filepath.Join(r.commonDir, "objects", hex[:2], hex[2:])
+	fd, err := looseRetry(func() (int, error) { return syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0) })
+	if err != nil {
+		return nil, errLooseAbsent
+	}
+	defer syscall.Close(fd)
+	// A read that does not fill the buffer has in practice read the whole
+	// file, so the object is decoded at once; only when that fails is the
+	// file read to its end (the proof) and decoded again.
+	var eof bool
+	if in.file, eof, err = readLooseFile(fd, in.file[:0], false); err != nil {
+		return nil, errs.New(errs.Internal, "read loose object %s: %v", hex, err)
+	}
+	data, typ, err := in.inflate()
+	if err != nil && !eof {
+		if in.file, _, err = readLooseFile(fd, in.file, true); err != nil {
+			return nil, errs.New(errs.Internal, "read loose object %s: %v", hex, err)
+		}
+		data, typ, err = in.inflate()
+	}
+	switch {
+	case err != nil:
+		return nil, errs.New(errs.Internal, "read loose object %s: %v", hex, err).With("version", hex)
+	case typ != "blob":
+		return nil, errs.New(errs.DocumentNotFound, "no blob %s: it is a %s", hex, typ).With("version", hex)
+	}
+	return data, nil
+}
+
+// readLooseFile appends what it reads from fd to buf: up to the end of the
+// file with toEOF, else until a read leaves room in buf. eof reports that the
+// end was seen. It calls the system directly, as does the open: an os.File
+// would also be registered with the network poller, which costs as much as
+// the read itself for a file this small.
+func readLooseFile(fd int, buf []byte, toEOF bool) (_ []byte, eof bool, err error) {
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := looseRetry(func() (int, error) { return syscall.Read(fd, buf[len(buf):cap(buf)]) })
+		if err != nil {
+			return buf, false, err
+		}
+		if n == 0 {
+			return buf, true, nil
+		}
+		buf = buf[:len(buf)+n]
+		if !toEOF && len(buf) < cap(buf) {
+			return buf, false, nil
+		}
+	}
+}
+
+// looseRetry calls f again while it is interrupted by a signal.
+func looseRetry(f func() (int, error)) (int, error) {
+	for {
+		n, err := f()
+		if err != syscall.EINTR {
+			return n, err
+		}
+	}
+}
+
+// inflate decodes the loose object in in.file and returns its content and
+// type. The content is checked against the declared size, the zlib checksum
+// is verified, and nothing may follow the zlib stream.
+func (in *looseInflater) inflate() (data []byte, typ string, err error) {
+	in.src.Reset(in.file)
+	if in.zr == nil {
+		in.zr, err = zlib.NewReader(&in.src)
+	} else {
+		err = in.zr.(zlib.Resetter).Reset(&in.src, nil)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	// The header is "<type> <decimal size>\0": at most 6+1+19+1 bytes.
+	var head [32]byte
+	n, nul, eof := 0, -1, false
+	for nul < 0 && n < len(head) && !eof {
+		m, err := in.zr.Read(head[n:])
+		n += m
+		nul = bytes.IndexByte(head[:n], 0)
+		if err == io.EOF {
+			eof = true
+		} else if err != nil {
+			return nil, "", err
+		}
+	}
+	if nul < 0 {
+		return nil, "", errors.New("no object header")
+	}
+	typ, size, err := looseParseHeader(head[:nul])
+	if err != nil {
+		return nil, "", err
+	}
+	if size > int64(len(in.file))*looseMaxRatio+64 {
+		return nil, "", fmt.Errorf("header claims %d bytes from a %d-byte file", size, len(in.file))
+	}
+	data = make([]byte, size)
+	got := copy(data, head[nul+1:n])
+	if got < n-nul-1 {
+		return nil, "", fmt.Errorf("content longer than the declared %d bytes", size)
+	}
+	if !eof {
+		if _, err := io.ReadFull(in.zr, data[got:]); err != nil {
+			return nil, "", fmt.Errorf("content shorter than the declared %d bytes: %w", size, err)
+		}
+		// One more read must end the stream (and checks the checksum).
+		if m, err := in.zr.Read(head[:1]); m != 0 || err != io.EOF {
+			if err == nil || err == io.EOF {
+				return nil, "", fmt.Errorf("content longer than the declared %d bytes", size)
+			}
+			return nil, "", err
+		}
+	} else if int64(got) != size {
+		return nil, "", fmt.Errorf("content shorter than the declared %d bytes", size)
+	}
+	if in.src.Len() != 0 {
+		return nil, "", fmt.Errorf("%d bytes of garbage after the object", in.src.Len())
+	}
+	return data, typ, nil
+}
+
+// looseParseHeader splits "<type> <size>" and checks both parts.
+func looseParseHeader(head []byte) (typ string, size int64, err error) {
+	t, s, ok := bytes.Cut(head, []byte{' '})
+	if !ok {
+		return "", 0, fmt.Errorf("malformed object header %q", head)
+	}
+	for _, k := range []string{"blob", "tree", "commit", "tag"} {
+		if string(t) == k {
+			typ = k
+		}
+	}
+	if typ == "" {
+		return "", 0, fmt.Errorf("unknown object type %q", t)
+	}
+	if len(s) == 0 || len(s) > 18 {
+		return "", 0, fmt.Errorf("malformed object size %q", s)
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return "", 0, fmt.Errorf("malformed object size %q", s)
+		}
+		size = size*10 + int64(c-'0')
+	}
+	return typ, size, nil
+}
