@@ -78,6 +78,9 @@ func OpenRepo(path string) (*Repo, error) {
 // a new decoder over it, which costs more than decoding the object.
 const gitMaxOpenPacks = 8
 
+// gitObjectCache bounds go-git's cache of decoded objects.
+const gitObjectCache = 16 * cache.MiByte
+
 // gitOpen opens the repository through go-git as git.PlainOpen would (with
 // the common dir of a linked worktree), but with pack files kept open and
 // absolute alternates followed.
@@ -87,7 +90,9 @@ func gitOpen(path, gitDir, commonDir string, bare bool) (*Repo, error) {
 	if commonDir != gitDir {
 		fs = dotgit.NewRepositoryFilesystem(dot, osfs.New(commonDir))
 	}
-	s := filesystem.NewStorageWithOptions(fs, cache.NewObjectLRUDefault(), filesystem.Options{
+	// Blobs read during a compile would fill go-git's default 96 MiB object
+	// cache without being read again; trees and commits fit in far less.
+	s := filesystem.NewStorageWithOptions(fs, cache.NewObjectLRU(gitObjectCache), filesystem.Options{
 		MaxOpenDescriptors: gitMaxOpenPacks,
 		// go-git resolves the absolute paths of objects/info/alternates
 		// (git clone --shared or --reference) inside this file system: the
