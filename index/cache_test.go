@@ -2,6 +2,7 @@ package index
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -105,4 +106,56 @@ func sameSet(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// Skipping chunks that cannot match leaves the matches of neutral ASCII
+// text unchanged.
+func TestCandidateChunksKeepMatches(t *testing.T) {
+	mp, err := newMapping()
+	if err != nil {
+		t.Fatal(err)
+	}
+	an, err := newAnalyzers(mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := an.forKey(neutralKey)
+	text := "The Runner's shoes, running quickly; can't STOP at 3.14 or e.g. foo_bar. Run-time runs (run) x86_64 RUN."
+	queries := []struct {
+		terms    []string
+		prefixes []string
+	}{
+		{[]string{"run"}, nil},
+		{[]string{"runner's", "stop"}, nil},
+		{[]string{"3.14", "foo_bar"}, []string{"qu"}},
+		{nil, []string{"ru", "x8"}},
+		{[]string{"absent"}, []string{"zz"}},
+	}
+	chunks, _ := spaceChunks(text)
+	for _, q := range queries {
+		terms := map[string]bool{}
+		for _, tm := range q.terms {
+			terms[tm] = true
+		}
+		matches := func(cs []span) []token {
+			var out []token
+			for _, tk := range newChunkCache().tokens(a, neutralKey, text, cs) {
+				hit := terms[tk.term]
+				for _, p := range q.prefixes {
+					hit = hit || strings.HasPrefix(strings.ToLower(text[tk.start:tk.end]), p)
+				}
+				if hit {
+					out = append(out, tk)
+				}
+			}
+			return out
+		}
+		all, some := matches(chunks), matches(candidateChunks(text, neutralKey, chunks, terms, q.prefixes))
+		if !reflect.DeepEqual(all, some) {
+			t.Errorf("%v %v: all chunks give %v, candidates %v", q.terms, q.prefixes, all, some)
+		}
+		if len(q.terms)+len(q.prefixes) > 0 && q.terms != nil && q.terms[0] == "run" && len(all) == 0 {
+			t.Error("the test text should match run")
+		}
+	}
 }

@@ -3,12 +3,14 @@ package index
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"slices"
 	"sort"
 	"sync"
 
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/searcher"
 	bindex "github.com/blevesearch/bleve_index_api"
 )
 
@@ -118,3 +120,65 @@ func (s *idSetSearcher) Count() uint64              { return uint64(len(s.nums))
 func (s *idSetSearcher) Min() int                   { return 0 }
 func (s *idSetSearcher) Size() int                  { return 64 + 8*len(s.nums) }
 func (s *idSetSearcher) DocumentMatchPoolSize() int { return 1 }
+
+// chainExclusion is the must-not clause of a chain search: in the index of
+// each branch, the documents that nearer branches changed or deleted. Bleve
+// sends one query to every index of the chain; this clause looks up which
+// branch the index it runs in belongs to.
+type chainExclusion struct {
+	sets  map[string]*idSetQuery // by branch
+	metas *metaCache
+}
+
+// Searcher implements query.Query.
+func (q *chainExclusion) Searcher(ctx context.Context, r bindex.IndexReader, m mapping.IndexMapping, opt search.SearcherOptions) (search.Searcher, error) {
+	meta, err := q.metas.of(r)
+	if err != nil {
+		return nil, err
+	}
+	if set := q.sets[meta.Branch]; set != nil {
+		return set.Searcher(ctx, r, m, opt)
+	}
+	return searcher.NewMatchNoneSearcher(r)
+}
+
+// metaCache keeps the metadata each index snapshot recorded.
+type metaCache struct {
+	mu    sync.Mutex
+	items map[bindex.IndexReader]*readerMeta
+}
+
+// readerMeta is an index's metadata with its common words as sets.
+type readerMeta struct {
+	indexMeta
+	common commonWords
+}
+
+func newMetaCache() *metaCache { return &metaCache{items: map[bindex.IndexReader]*readerMeta{}} }
+
+func (c *metaCache) of(r bindex.IndexReader) (*readerMeta, error) {
+	c.mu.Lock()
+	meta, ok := c.items[r]
+	c.mu.Unlock()
+	if ok {
+		return meta, nil
+	}
+	raw, err := r.GetInternal(keyMeta)
+	if err != nil {
+		return nil, err
+	}
+	meta = &readerMeta{}
+	if raw != nil {
+		if err := json.Unmarshal(raw, &meta.indexMeta); err != nil {
+			return nil, err
+		}
+	}
+	meta.common = commonFromLists(meta.Common)
+	c.mu.Lock()
+	if len(c.items) >= idSetCacheMax {
+		c.items = map[bindex.IndexReader]*readerMeta{}
+	}
+	c.items[r] = meta
+	c.mu.Unlock()
+	return meta, nil
+}

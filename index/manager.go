@@ -42,7 +42,7 @@ type Manager struct {
 	an      *analyzers
 	texts   *textCache
 	idSets  *idSetCache
-	commons *commonCache
+	metas   *metaCache
 	results *resultCache
 	chunks  *chunkCache
 
@@ -117,7 +117,7 @@ func OpenWithOptions(dir string, tree Tree, mapper Mapper, opt Options) (*Manage
 		return nil, err
 	}
 	m := &Manager{dir: dir, tree: tree, mapper: mapper, opt: opt, lock: lock,
-		mapping: mp, an: an, texts: newTextCache(1024), idSets: newIDSetCache(), commons: newCommonCache(), results: newResultCache(512), chunks: newChunkCache(), indexes: map[string]*branchIndex{}}
+		mapping: mp, an: an, texts: newTextCache(1024), idSets: newIDSetCache(), metas: newMetaCache(), results: newResultCache(512), chunks: newChunkCache(), indexes: map[string]*branchIndex{}}
 	if err := m.recover(); err != nil {
 		lock.Close()
 		return nil, err

@@ -2,9 +2,7 @@ package index
 
 import (
 	"context"
-	"encoding/json"
 	"sort"
-	"sync"
 	"unsafe"
 
 	"github.com/blevesearch/bleve/v2/analysis"
@@ -164,7 +162,7 @@ type phraseQuery struct {
 	lang   string
 	terms  []analysis.Token // the phrase analysed
 	boost  float64
-	cache  *commonCache
+	metas  *metaCache
 }
 
 func (q *phraseQuery) Field() string      { return q.phrase.Field() }
@@ -174,11 +172,11 @@ func (q *phraseQuery) Boost() float64     { return q.boost }
 
 // Searcher implements query.Query.
 func (q *phraseQuery) Searcher(ctx context.Context, r bindex.IndexReader, m mapping.IndexMapping, opt search.SearcherOptions) (search.Searcher, error) {
-	common, err := q.cache.of(r)
+	meta, err := q.metas.of(r)
 	if err != nil {
 		return nil, err
 	}
-	words := common[q.lang]
+	words := meta.common[q.lang]
 	var pairs []string
 	for i := 1; i < len(q.terms); i++ {
 		p, t := q.terms[i-1], q.terms[i]
@@ -214,39 +212,4 @@ func (q *phraseQuery) Searcher(ctx context.Context, r bindex.IndexReader, m mapp
 	}
 	parts = append(parts, ps)
 	return searcher.NewConjunctionSearcher(ctx, r, parts, opt)
-}
-
-// commonCache keeps the common words each index snapshot recorded.
-type commonCache struct {
-	mu    sync.Mutex
-	items map[bindex.IndexReader]commonWords
-}
-
-func newCommonCache() *commonCache { return &commonCache{items: map[bindex.IndexReader]commonWords{}} }
-
-func (c *commonCache) of(r bindex.IndexReader) (commonWords, error) {
-	c.mu.Lock()
-	words, ok := c.items[r]
-	c.mu.Unlock()
-	if ok {
-		return words, nil
-	}
-	raw, err := r.GetInternal(keyMeta)
-	if err != nil {
-		return nil, err
-	}
-	var meta indexMeta
-	if raw != nil {
-		if err := json.Unmarshal(raw, &meta); err != nil {
-			return nil, err
-		}
-	}
-	words = commonFromLists(meta.Common)
-	c.mu.Lock()
-	if len(c.items) >= idSetCacheMax {
-		c.items = map[bindex.IndexReader]commonWords{}
-	}
-	c.items[r] = words
-	c.mu.Unlock()
-	return words, nil
 }

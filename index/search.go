@@ -173,39 +173,33 @@ func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, 
 	if len(langs) == 0 {
 		langs = []string{neutralKey}
 	}
-	qb := queryBuilder{an: m.an, langs: langs, commons: m.commons}
+	qb := queryBuilder{an: m.an, langs: langs, metas: m.metas}
 	userQ := qb.build(pq)
 
 	var filters []query.Query
 	if req.Collection != "" {
 		filters = append(filters, termQuery(fieldCollection, req.Collection, 1))
 	}
+	var top query.Query = userQ
+	if len(filters) > 0 {
+		b := query.NewBooleanQuery([]query.Query{userQ}, nil, nil)
+		b.AddFilter(filters[0])
+		top = b
+	}
 	if len(chain) > 1 {
+		// Each index holds one branch: its must-not set is every ID of the
+		// nearer branches.
+		ex := &chainExclusion{sets: map[string]*idSetQuery{}, metas: m.metas}
 		var excluded []string
-		var per []query.Query
 		key := ""
 		for i, bi := range chain {
-			bq := termQuery(fieldBranch, req.Chain[i], 1)
 			if len(excluded) > 0 {
-				ex := &idSetQuery{ids: excluded, key: key, cache: m.idSets}
-				per = append(per, query.NewBooleanQuery([]query.Query{bq}, nil, []query.Query{ex}))
-			} else {
-				per = append(per, bq)
+				ex.sets[req.Chain[i]] = &idSetQuery{ids: excluded, key: key, cache: m.idSets}
 			}
 			excluded = append(slices.Clip(excluded), bi.ids...)
 			key += strconv.FormatUint(bi.gen, 36) + "."
 		}
-		filters = append(filters, query.NewDisjunctionQuery(per))
-	}
-	var top query.Query = userQ
-	if len(filters) > 0 {
-		b := query.NewBooleanQuery([]query.Query{userQ}, nil, nil)
-		if len(filters) == 1 {
-			b.AddFilter(filters[0])
-		} else {
-			b.AddFilter(query.NewConjunctionQuery(filters))
-		}
-		top = b
+		top = query.NewBooleanQuery([]query.Query{top}, nil, []query.Query{ex})
 	}
 	// Ordering by score alone lets Bleve skip loading every candidate's ID.
 	from := 0
@@ -306,9 +300,9 @@ func decodeCursor(s, hash string) (*cursor, error) {
 // queryBuilder turns a parsed query into a Bleve query over the text fields
 // of the languages present.
 type queryBuilder struct {
-	an      *analyzers
-	langs   []string
-	commons *commonCache
+	an    *analyzers
+	langs []string
+	metas *metaCache
 }
 
 func (qb queryBuilder) build(q *Query) query.Query {
@@ -408,7 +402,7 @@ func (qb queryBuilder) textQuery(field, lang string, c Clause, boost float64) qu
 	for _, t := range qb.an.forKey(lang).Analyze([]byte(c.Text)) {
 		tokens = append(tokens, *t)
 	}
-	return &phraseQuery{phrase: q, lang: lang, terms: tokens, boost: boost, cache: qb.commons}
+	return &phraseQuery{phrase: q, lang: lang, terms: tokens, boost: boost, metas: qb.metas}
 }
 
 func (qb queryBuilder) analyze(lang, text string) []string {

@@ -64,7 +64,7 @@ func (m *Manager) snippet(text, lang string, marks []mark) string {
 	chunks, cjk := spaceChunks(text)
 	var matches []span
 	if len(terms) > 0 || len(prefixes) > 0 {
-		for _, t := range m.chunks.tokens(an, lang, text, chunks) {
+		for _, t := range m.chunks.tokens(an, lang, text, candidateChunks(text, lang, chunks, terms, prefixes)) {
 			hit := terms[t.term]
 			if !hit {
 				orig := strings.ToLower(text[t.start:t.end])
@@ -122,6 +122,47 @@ func (m *Manager) snippet(text, lang string, marks []mark) string {
 	}
 	end := min(len(units), start+snippetUnits)
 	return render(text, units[start].start, units[end-1].end, matches, start > 0, end < len(units))
+}
+
+// candidateChunks returns the chunks that may hold a match. The neutral
+// analyzer only splits and lower-cases, so in ASCII text a chunk holding
+// none of the words and prefixes (lower-cased) cannot match; other analyzers
+// normalise or stem, so every chunk stays a candidate.
+func candidateChunks(text, lang string, chunks []span, terms map[string]bool, prefixes []string) []span {
+	if lang != neutralKey || !isASCII(text) {
+		return chunks
+	}
+	lower := strings.ToLower(text)
+	var out []span
+	for _, ch := range chunks {
+		c := lower[ch.start:ch.end]
+		keep := false
+		for t := range terms {
+			if strings.Contains(c, t) {
+				keep = true
+				break
+			}
+		}
+		for _, p := range prefixes {
+			if keep || strings.Contains(c, p) {
+				keep = true
+				break
+			}
+		}
+		if keep {
+			out = append(out, ch)
+		}
+	}
+	return out
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // render writes text[from:to] escaped, whitespace collapsed, matches marked.
