@@ -14,6 +14,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -82,27 +83,24 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 		dir = tmp
 	}
 	gen := fixtures.NewSynthetic(1)
-	files, cfg, err := corpus(opt, gen)
+	src, err := corpus(opt, gen)
 	if err != nil {
 		return Result{}, err
 	}
 	var res Result
-	for _, f := range files {
-		res.Bytes += int64(len(f.Content))
-	}
-	logf("committing %d files (%d bytes)", len(files), res.Bytes)
+	logf("committing %d files", len(src.paths))
 	r, err := repo.InitRepo(dir, false)
 	if err != nil {
 		return res, err
 	}
-	if err := os.WriteFile(filepath.Join(dir, repo.ConfigFileName), []byte(cfg), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, repo.ConfigFileName), []byte(src.cfg), 0o644); err != nil {
 		return res, err
 	}
-	files = append(files, repo.Change{Path: repo.ConfigFileName, Content: []byte(cfg)})
 	sig := repo.Signature{Name: "bench", Email: "bench@graft.invalid"}
-	if _, err := r.Commit(ctx, repo.CommitRequest{Branch: "main", Changes: files, Message: "Corpus", Author: sig}); err != nil {
+	if res.Bytes, err = commitCorpus(ctx, r, src, sig); err != nil {
 		return res, err
 	}
+	logf("committed %d bytes", res.Bytes)
 	svc, err := service.Open(dir)
 	if err != nil {
 		return res, err
@@ -123,12 +121,16 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 	res.DocsPerS = float64(res.Docs) / full.Seconds()
 
 	logf("incremental compiles and writes")
-	editable := editablePaths(files)
+	editable := src.paths
 	var incr, writes []time.Duration
 	for i := 0; i < incrementalRuns; i++ {
 		p := editable[(i*7919)%len(editable)]
+		data, err := edited(src, p, i+1)
+		if err != nil {
+			return res, err
+		}
 		if _, err := r.Commit(ctx, repo.CommitRequest{Branch: "main", Message: "Edit " + p, Author: sig,
-			Changes: []repo.Change{{Path: p, Content: edited(gen, files, p, i+1)}}}); err != nil {
+			Changes: []repo.Change{{Path: p, Content: data}}}); err != nil {
 			return res, err
 		}
 		start := time.Now()
@@ -151,7 +153,9 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 
 	queries := opt.Queries
 	if len(queries) == 0 {
-		queries = queryMix(gen, opt, files)
+		if queries, err = queryMix(gen, opt, src); err != nil {
+			return res, err
+		}
 	}
 	res.Queries = len(queries)
 	logf("%d queries on production", len(queries))
@@ -162,7 +166,7 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 	res.QueryP50Us, res.QueryP99Us = percentile(lat, 50).Microseconds(), percentile(lat, 99).Microseconds()
 
 	logf("three-deep chain")
-	leaf, err := buildChain(ctx, r, editable, gen, files, sig)
+	leaf, err := buildChain(ctx, r, src, sig)
 	if err != nil {
 		return res, err
 	}
@@ -179,80 +183,113 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 	return res, nil
 }
 
-// corpus returns the files to commit and the graft.yaml to use.
-func corpus(opt Options, gen *fixtures.Synthetic) ([]repo.Change, string, error) {
+// source is a corpus that is never held in memory as a whole: its files are
+// generated or read again when needed.
+type source struct {
+	// paths are the repository paths of the documents, sorted.
+	paths []string
+	// cfg is the graft.yaml to use.
+	cfg string
+	// read returns revision rev of the document at paths[i].
+	read func(i, rev int) ([]byte, error)
+}
+
+// corpus returns the documents to commit: synthetic ones, regenerated from
+// their number, or the Markdown files of a folder, read from disk each time.
+func corpus(opt Options, gen *fixtures.Synthetic) (*source, error) {
 	if opt.CorpusDir == "" {
 		n := opt.Docs
 		if n <= 0 {
 			n = 1000
 		}
-		files := make([]repo.Change, n)
-		for i := range files {
-			files[i] = repo.Change{Path: gen.Path(i), Content: gen.Doc(i, 0)}
+		paths := make([]string, n)
+		for i := range paths {
+			paths[i] = gen.Path(i)
 		}
-		return files, fixtures.SyntheticConfig, nil
+		// Synthetic paths sort in document order (zero-padded numbers).
+		return &source{paths: paths, cfg: fixtures.SyntheticConfig,
+			read: func(i, rev int) ([]byte, error) { return gen.Doc(i, rev), nil }}, nil
 	}
-	var files []repo.Change
+	var paths, files []string
 	err := filepath.WalkDir(opt.CorpusDir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !repo.IsDocumentFile(p) {
 			return err
 		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
 		rel, _ := filepath.Rel(opt.CorpusDir, p)
-		files = append(files, repo.Change{Path: path.Join("content/docs", filepath.ToSlash(rel)), Content: data})
+		paths = append(paths, path.Join("content/docs", filepath.ToSlash(rel)))
+		files = append(files, p)
 		return nil
 	})
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	if len(files) == 0 {
-		return nil, "", fmt.Errorf("bench: no Markdown files in %s", opt.CorpusDir)
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("bench: no Markdown files in %s", opt.CorpusDir)
 	}
+	sort.Sort(byPath{paths, files})
 	cfg := "version: 1\ncontent: content\ndatabase: none\ncollections:\n  docs:\n    format: md\n"
-	return files, cfg, nil
-}
-
-// editablePaths lists the corpus documents an edit may touch, sorted.
-func editablePaths(files []repo.Change) []string {
-	var out []string
-	for _, f := range files {
-		if strings.HasPrefix(f.Path, "content/") {
-			out = append(out, f.Path)
+	read := func(i, rev int) ([]byte, error) {
+		data, err := os.ReadFile(files[i])
+		if err != nil || rev == 0 {
+			return data, err
 		}
+		return fmt.Appendf(data, "\nEdited %d.\n", rev), nil
 	}
-	sort.Strings(out)
-	return out
+	return &source{paths: paths, cfg: cfg, read: read}, nil
 }
 
-// edited returns new bytes for path: a synthetic revision, or the file with a
-// line appended.
-func edited(gen *fixtures.Synthetic, files []repo.Change, p string, rev int) []byte {
-	if n, ok := syntheticIndex(p); ok {
-		return gen.Doc(n, rev)
-	}
-	for _, f := range files {
-		if f.Path == p {
-			return append(append([]byte{}, f.Content...), []byte(fmt.Sprintf("\nEdited %d.\n", rev))...)
+// byPath sorts repository paths together with the files they come from.
+type byPath struct{ paths, files []string }
+
+func (b byPath) Len() int           { return len(b.paths) }
+func (b byPath) Less(i, j int) bool { return b.paths[i] < b.paths[j] }
+func (b byPath) Swap(i, j int) {
+	b.paths[i], b.paths[j] = b.paths[j], b.paths[i]
+	b.files[i], b.files[j] = b.files[j], b.files[i]
+}
+
+// commitChunk is the number of files per corpus commit: the corpus is
+// committed in pieces so that only one piece's bytes are in memory at a time.
+const commitChunk = 2000
+
+// commitCorpus commits the corpus and graft.yaml to main in commits of
+// commitChunk files and returns the corpus size in bytes.
+func commitCorpus(ctx context.Context, r *repo.Repo, src *source, sig repo.Signature) (int64, error) {
+	var total int64
+	changes := []repo.Change{{Path: repo.ConfigFileName, Content: []byte(src.cfg)}}
+	for start := 0; start < len(src.paths); start += commitChunk {
+		end := min(start+commitChunk, len(src.paths))
+		for i := start; i < end; i++ {
+			data, err := src.read(i, 0)
+			if err != nil {
+				return total, err
+			}
+			total += int64(len(data))
+			changes = append(changes, repo.Change{Path: src.paths[i], Content: data})
 		}
+		msg := fmt.Sprintf("Corpus %d–%d of %d", start+1, end, len(src.paths))
+		if _, err := r.Commit(ctx, repo.CommitRequest{Branch: "main", Changes: changes, Message: msg, Author: sig}); err != nil {
+			return total, err
+		}
+		changes = changes[:0]
 	}
-	return nil
+	return total, nil
 }
 
-func syntheticIndex(p string) (int, bool) {
-	base := path.Base(p)
-	if !strings.HasPrefix(base, "doc-") {
-		return 0, false
+// edited returns revision rev of the document at p: a synthetic revision, or
+// the file with a line appended.
+func edited(src *source, p string, rev int) ([]byte, error) {
+	i, ok := slices.BinarySearch(src.paths, p)
+	if !ok {
+		return nil, fmt.Errorf("bench: %s is not in the corpus", p)
 	}
-	n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(base, "doc-"), ".md"))
-	return n, err == nil
+	return src.read(i, rev)
 }
 
 // buildChain creates three preview branches main → bench/level-1 →
 // bench/level-2 → bench/level-3, each overriding a third of 1% of the documents.
-func buildChain(ctx context.Context, r *repo.Repo, paths []string, gen *fixtures.Synthetic, files []repo.Change, sig repo.Signature) (string, error) {
+func buildChain(ctx context.Context, r *repo.Repo, src *source, sig repo.Signature) (string, error) {
+	paths := src.paths
 	override := max(3, len(paths)/100)
 	parent := "main"
 	names := []string{"bench/level-1", "bench/level-2", "bench/level-3"}
@@ -263,7 +300,11 @@ func buildChain(ctx context.Context, r *repo.Repo, paths []string, gen *fixtures
 		var changes []repo.Change
 		for i := level; i < override; i += 3 {
 			p := paths[(i*104729)%len(paths)]
-			changes = append(changes, repo.Change{Path: p, Content: edited(gen, files, p, 100+level)})
+			data, err := edited(src, p, 100+level)
+			if err != nil {
+				return "", err
+			}
+			changes = append(changes, repo.Change{Path: p, Content: data})
 		}
 		if _, err := r.Commit(ctx, repo.CommitRequest{Branch: name, Changes: changes, Message: "Override", Author: sig}); err != nil {
 			return "", err
@@ -274,19 +315,23 @@ func buildChain(ctx context.Context, r *repo.Repo, paths []string, gen *fixtures
 }
 
 // queryMix is the built-in mix: synthetic queries, or words of the corpus.
-func queryMix(gen *fixtures.Synthetic, opt Options, files []repo.Change) []string {
+func queryMix(gen *fixtures.Synthetic, opt Options, src *source) ([]string, error) {
 	if opt.CorpusDir == "" {
-		return gen.Queries(builtinQueries)
+		return gen.Queries(builtinQueries), nil
 	}
-	return corpusQueries(files, builtinQueries)
+	return corpusQueries(src, builtinQueries)
 }
 
 // corpusQueries picks words of a real corpus: frequent and rarer words, pairs,
 // prefixes and phrases.
-func corpusQueries(files []repo.Change, n int) []string {
+func corpusQueries(src *source, n int) ([]string, error) {
 	counts := map[string]int{}
-	for _, f := range files {
-		for _, w := range strings.FieldsFunc(strings.ToLower(string(f.Content)), func(r rune) bool {
+	for i := range src.paths {
+		data, err := src.read(i, 0)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range strings.FieldsFunc(strings.ToLower(string(data)), func(r rune) bool {
 			return !(r >= 'a' && r <= 'z')
 		}) {
 			if len(w) >= 4 && len(w) <= 12 {
@@ -305,7 +350,7 @@ func corpusQueries(files []repo.Change, n int) []string {
 		return words[i] < words[j]
 	})
 	if len(words) < 100 {
-		return words
+		return words, nil
 	}
 	out := make([]string, 0, n)
 	for i := 0; len(out) < n; i++ {
@@ -323,7 +368,7 @@ func corpusQueries(files []repo.Change, n int) []string {
 			out = append(out, a+" or "+b)
 		}
 	}
-	return out
+	return out, nil
 }
 
 func runQueries(ctx context.Context, svc *service.Service, branch string, queries []string) ([]time.Duration, error) {

@@ -161,6 +161,7 @@ func BenchmarkFullCompile(b *testing.B) {
 		if res.Changes.Added != c.n {
 			b.Fatalf("added %d of %d", res.Changes.Added, c.n)
 		}
+		b.ReportMetric(float64(segmentCount(b, m, "main")), "segments")
 		m.Close()
 	}
 	b.ReportMetric(float64(c.n)*float64(b.N)/b.Elapsed().Seconds(), "docs/s")

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -67,6 +68,14 @@ type problemEntry struct {
 const (
 	// batchDocs is the size of the batches a compile feeds each writer.
 	batchDocs = 500
+	// unpersistedBatches bounds the batches of a full build that are in
+	// memory but not yet on disk; a worker waits for the persister beyond.
+	unpersistedBatches = 4
+	// finalSegments is the number of segments a large full build ends with.
+	finalSegments = 4
+	// minStageDocs is the smallest segment a full build merges in stages;
+	// a smaller build ends with one segment.
+	minStageDocs = 10000
 	// incremental compiles touching more than this share of the documents
 	// rebuild instead.
 	rebuildShare = 4
@@ -206,6 +215,10 @@ func (m *Manager) rebuild(branch string, fill func(b *builder) error) error {
 	return nil
 }
 
+// buildSizes tune builds: the operations per batch and the documents per
+// stage of a staged full build; 0 means the default.
+type buildSizes struct{ batch, stage int }
+
 // builder collects index operations into batches.
 type builder struct {
 	idx    bleve.Index
@@ -213,6 +226,9 @@ type builder struct {
 	common commonWords // the words whose pairs documents index
 	batch  *bleve.Batch
 	n      int
+	size   int // operations per batch; batchDocs when 0
+	// flow, when set, bounds the batches written but not yet persisted.
+	flow *flow
 }
 
 func (b *builder) ensure() {
@@ -246,7 +262,7 @@ func (b *builder) delete(id string) error {
 
 func (b *builder) count() error {
 	b.n++
-	if b.n >= batchDocs {
+	if b.n >= cmp.Or(b.size, batchDocs) {
 		return b.flush()
 	}
 	return nil
@@ -256,9 +272,41 @@ func (b *builder) flush() error {
 	if b.batch == nil {
 		return nil
 	}
+	if b.flow != nil {
+		if err := b.flow.acquire(b.batch, b.n); err != nil {
+			return err
+		}
+	}
 	err := b.idx.Batch(b.batch)
 	b.batch = nil
 	return err
+}
+
+// flow is the back pressure of a full build: the index runs with
+// unsafe_batch, so a batch returns once searchable in memory, and without a
+// bound the in-memory segments waiting for the persister pile up. It also
+// tells the staged merger how many documents reached the disk.
+type flow struct {
+	ctx       context.Context
+	slots     chan struct{}
+	persisted func(docs int)
+}
+
+// acquire waits for a free slot and sets the batch (of docs operations) to
+// free it once persisted.
+func (f *flow) acquire(batch *bleve.Batch, docs int) error {
+	select {
+	case f.slots <- struct{}{}:
+	case <-f.ctx.Done():
+		return f.ctx.Err()
+	}
+	batch.SetPersistedCallback(func(err error) {
+		<-f.slots
+		if err == nil && f.persisted != nil {
+			f.persisted(docs)
+		}
+	})
+	return nil
 }
 
 // finish writes the metadata and the last batch, and waits until the index
@@ -411,9 +459,19 @@ func (m *Manager) compileFull(ctx context.Context, b *builder, meta indexMeta, h
 		return nil, err
 	}
 	b.common, meta.Common = common, common.lists()
+	merger, err := newStagedMerger(b.idx, stageSize(len(files), m.sizes.stage))
+	if err != nil {
+		return nil, err
+	}
+	fl := &flow{ctx: ctx, slots: make(chan struct{}, unpersistedBatches)}
+	if merger != nil {
+		fl.persisted = merger.persisted
+		go merger.run(ctx)
+		defer merger.stop()
+	}
 	workers := make([]*builder, runtime.GOMAXPROCS(0))
 	for i := range workers {
-		workers[i] = &builder{idx: b.idx, an: b.an, common: common}
+		workers[i] = &builder{idx: b.idx, an: b.an, common: common, flow: fl, size: m.sizes.batch}
 	}
 	err = m.mapWorkers(ctx, files, func(w int, r mapped) error {
 		mu.Lock()
@@ -465,7 +523,12 @@ func (m *Manager) compileFull(ctx context.Context, b *builder, meta indexMeta, h
 	if err := b.persist(); err != nil { // the merger merges persisted segments only
 		return nil, err
 	}
-	if err := compact(ctx, b.idx); err != nil {
+	if merger != nil {
+		if err := merger.stop(); err != nil {
+			return nil, err
+		}
+	}
+	if err := compact(ctx, b.idx, merger); err != nil {
 		return nil, err
 	}
 	meta.Langs = sortedKeys(langs)
@@ -497,20 +560,128 @@ func (m *Manager) sampleCommon(ctx context.Context, files []Change) (commonWords
 	return m.an.chooseCommon(texts), nil
 }
 
-// compact merges a freshly built index into one segment in one pass, so
-// every document is merged once and searches visit one segment.
-func compact(ctx context.Context, idx bleve.Index) error {
-	adv, err := idx.Advanced()
-	if err != nil {
-		return err
+// compact merges the segments a full build left into one segment or, after
+// a staged build, the last stage's segments into one more stage segment.
+func compact(ctx context.Context, idx bleve.Index, merger *stagedMerger) error {
+	if merger != nil {
+		return merger.merge(ctx)
 	}
-	s, ok := adv.(*scorch.Scorch)
-	if !ok {
-		return nil
+	s, err := scorchOf(idx)
+	if err != nil || s == nil {
+		return err
 	}
 	opt := mergeplan.SingleSegmentMergePlanOptions
 	opt.SegmentsPerMergeTask = 1 << 16
 	return s.ForceMerge(ctx, &opt)
+}
+
+func scorchOf(idx bleve.Index) (*scorch.Scorch, error) {
+	adv, err := idx.Advanced()
+	if err != nil {
+		return nil, err
+	}
+	s, _ := adv.(*scorch.Scorch)
+	return s, nil
+}
+
+// stageSize returns the size of the segments a full build of n documents
+// merges in stages; 0 when it is small enough to end with one segment.
+// override replaces the size when set.
+func stageSize(n, override int) int {
+	if override > 0 {
+		return override
+	}
+	stage := (n + finalSegments - 1) / finalSegments
+	if stage < minStageDocs {
+		return 0
+	}
+	return stage
+}
+
+// stagedMerger merges the batch segments of a full build while the build
+// runs: each time stage more documents are on disk in batch segments, it
+// merges those into one segment. Every document is merged once, the merging
+// runs beside the building instead of after it, and each merge reads (and
+// maps into memory) only its own inputs rather than the whole index.
+type stagedMerger struct {
+	s     *scorch.Scorch
+	stage int64
+	opt   mergeplan.MergePlanOptions
+
+	pending atomic.Int64 // documents persisted and not yet handed to a merge
+	kick    chan struct{}
+	quit    chan struct{}
+	done    chan struct{}
+	once    sync.Once
+	err     error
+}
+
+// newStagedMerger returns a merger for segments of stage documents, nil
+// when stage is 0 or the index is not a scorch index.
+func newStagedMerger(idx bleve.Index, stage int) (*stagedMerger, error) {
+	if stage <= 0 {
+		return nil, nil
+	}
+	s, err := scorchOf(idx)
+	if err != nil || s == nil {
+		return nil, err
+	}
+	// A merge takes every persisted segment below 3/4 of a stage (batch
+	// segments and the rare small remainder of an earlier merge) into
+	// segments of at most 1.5 stages; the segments it makes are not merged
+	// again.
+	opt := mergeplan.SingleSegmentMergePlanOptions
+	opt.SegmentsPerMergeTask = 1 << 16
+	opt.MaxSegmentSize = int64(stage)*3/2 + 1
+	return &stagedMerger{s: s, stage: int64(stage), opt: opt,
+		kick: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}, nil
+}
+
+// persisted counts documents that reached the disk; it may be called from
+// any goroutine.
+func (sm *stagedMerger) persisted(docs int) {
+	if sm.pending.Add(int64(docs)) >= sm.stage {
+		select {
+		case sm.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// run merges a stage whenever one is on disk, until stop.
+func (sm *stagedMerger) run(ctx context.Context) {
+	defer close(sm.done)
+	for {
+		select {
+		case <-sm.kick:
+		case <-sm.quit:
+			return
+		case <-ctx.Done():
+			return
+		}
+		for sm.pending.Load() >= sm.stage {
+			sm.pending.Add(-sm.stage)
+			if err := sm.merge(ctx); err != nil {
+				sm.err = err
+				return
+			}
+		}
+	}
+}
+
+// merge merges the persisted batch segments into stage segments.
+func (sm *stagedMerger) merge(ctx context.Context) error {
+	if err := sm.s.ForceMerge(ctx, &sm.opt); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// stop ends run, waits for a merge in progress and returns its error.
+func (sm *stagedMerger) stop() error {
+	sm.once.Do(func() { close(sm.quit) })
+	<-sm.done
+	return sm.err
 }
 
 // markDuplicates records every member of a group of files giving one ID.

@@ -46,6 +46,9 @@ type Manager struct {
 	results *resultCache
 	chunks  *chunkCache
 
+	// sizes, when set, replace the batch and stage sizes of builds (tests).
+	sizes buildSizes
+
 	compileMu sync.Mutex
 	mu        sync.RWMutex // guards indexes and index swaps
 	indexes   map[string]*branchIndex
@@ -374,11 +377,13 @@ func (bi *branchIndex) load() error {
 }
 
 // newIndex creates an empty index at path for a full build: the background
-// merger stays idle while the build adds segments, because the build ends
-// with one merge of them all (compact).
+// merger stays idle while the build adds segments, because the build merges
+// them itself (a staged merger, and compact at the end), each document once.
 func (m *Manager) newIndex(path string) (bleve.Index, error) {
 	cfg := m.runtimeConfig()
-	cfg["scorchMergePlanOptions"] = map[string]any{"MaxSegmentsPerTier": 1 << 20}
+	// The tiered planner allows ceil(documents / FloorSegmentSize) segments;
+	// with a floor of one document no plan is ever over budget.
+	cfg["scorchMergePlanOptions"] = map[string]any{"MaxSegmentsPerTier": 1 << 20, "FloorSegmentSize": 1}
 	// Batches return once searchable; the build waits for persistence only
 	// before it merges and at its metadata batch (builder.persist).
 	cfg["unsafe_batch"] = true

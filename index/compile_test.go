@@ -1,0 +1,96 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+)
+
+// TestStagedFullBuild builds one corpus as one segment and with the staged
+// merges of a large build (small stages, so that several happen), and checks
+// that both answer every query the same and that the staged build ends with
+// more than one segment.
+func TestStagedFullBuild(t *testing.T) {
+	r := newTestRepo(t)
+	files := map[string]string{}
+	for i := range 2600 {
+		files[fmt.Sprintf("content/posts/p%04d.md", i)] = md(fmt.Sprintf("Post %d", i), fmt.Sprintf("common word%d group%d", i, i%60))
+	}
+	files["content/posts/p0007/index.md"] = md("Twin", "common twin") // gives the ID of p0007 again
+	files["content/posts/Bad_Name.md"] = md("Bad", "common invalid")
+	r.commit("main", "", files)
+	queries := []string{"common", "word7", "word2599", "group3", "group59 -word59", "twin", "word123*", "title:post"}
+
+	// Stages of 400 documents take batch segments below 300 into segments
+	// of at most 600: batches of 50, even four merged by the persister, are
+	// all merged, into at least five segments.
+	tests := []struct {
+		name     string
+		sizes    buildSizes
+		segments func(n int) bool
+	}{
+		{"one segment", buildSizes{}, func(n int) bool { return n == 1 }},
+		{"staged", buildSizes{batch: 50, stage: 400}, func(n int) bool { return n >= 5 }},
+	}
+	var want []string
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newManager(t, r, nil)
+			m.sizes = tc.sizes
+			res := mustCompile(t, m, "main", CompileOptions{})
+			if res.Changes.Added != 2602 || len(res.Problems) != 3 {
+				t.Errorf("changes %+v, %d problems; want 2602 added and 3 problems", res.Changes, len(res.Problems))
+			}
+			n := segmentCount(t, m, "main")
+			if !tc.segments(n) {
+				t.Errorf("the index has %d segments", n)
+			}
+			got := answers(t, m, "main", queries)
+			if want == nil {
+				want = got
+			} else if !slices.Equal(got, want) {
+				t.Errorf("answers differ from the one-segment build:\n%v\nwant\n%v", got, want)
+			}
+		})
+	}
+}
+
+// answers returns, for each query, its total and, when all hits fit on one
+// page, the sorted hit IDs (order among equal scores is not compared).
+func answers(tb testing.TB, m *Manager, branch string, queries []string) []string {
+	tb.Helper()
+	var out []string
+	for _, q := range queries {
+		res, err := m.Search(context.Background(), SearchRequest{Query: q, Chain: []string{branch}, Limit: 100})
+		if err != nil {
+			tb.Fatalf("search %q: %v", q, err)
+		}
+		line := fmt.Sprintf("%s: %d", q, res.Total)
+		if res.Total <= 100 {
+			var ids []string
+			for _, h := range res.Hits {
+				ids = append(ids, DocID(h.Collection, h.Slug))
+			}
+			slices.Sort(ids)
+			line += fmt.Sprint(" ", ids)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// segmentCount returns the number of segments of a branch's index.
+func segmentCount(tb testing.TB, m *Manager, branch string) int {
+	tb.Helper()
+	bi, err := m.get(branch)
+	if err != nil || bi == nil {
+		tb.Fatalf("index of %s: %v", branch, err)
+	}
+	s, err := scorchOf(bi.idx)
+	if err != nil || s == nil {
+		tb.Fatalf("scorch index of %s: %v", branch, err)
+	}
+	n, _ := s.StatsMap()["num_root_filesegments"].(uint64)
+	return int(n)
+}
