@@ -33,7 +33,7 @@ const (
 	// common words.
 	pairSampleDocs = 2000
 	// pairWords is the most common words kept per language.
-	pairWords = 128
+	pairWords = 64
 	// pairMinShare is the share of sampled documents a common word must
 	// appear in.
 	pairMinShare = 0.05
