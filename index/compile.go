@@ -72,7 +72,7 @@ const (
 	// memory but not yet on disk; a worker waits for the persister beyond.
 	unpersistedBatches = 4
 	// finalSegments is the number of segments a large full build ends with.
-	finalSegments = 4
+	finalSegments = 8
 	// minStageDocs is the smallest segment a full build merges in stages;
 	// a smaller build ends with one segment.
 	minStageDocs = 10000

@@ -32,9 +32,11 @@
 //     Bleve's default: every batch returns once persisted.
 //   - A full rebuild maps files on every core; each worker feeds its own
 //     batches (500 documents), so analysis and segment building use both
-//     cores. The build keeps Bleve's merger idle and ends with one merge of
-//     all segments, so every document is merged once and searches visit
-//     one segment.
+//     cores. At most 4 batches wait in memory for the persister. Bleve's
+//     merger stays idle; a build of 80,000 documents or more merges each
+//     eighth of them into one segment while the build goes on (every
+//     document merged once, the merges beside the indexing), a smaller one
+//     ends with one merge of all its segments.
 //   - Hits are ordered by score alone, so Bleve never loads the ID of a
 //     candidate that does not make the page; equal scores keep the index's
 //     order across pages and read by ID within a page. A cursor holds the
