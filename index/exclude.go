@@ -23,49 +23,65 @@ import (
 type idSetQuery struct {
 	ids   []string
 	key   string // names the set (the generations of the overlays it comes from)
-	cache *idSetCache
+	cache *snapshotCache[[]bindex.IndexInternalID]
 }
 
 // Searcher implements query.Query.
 func (q *idSetQuery) Searcher(ctx context.Context, r bindex.IndexReader, _ mapping.IndexMapping, _ search.SearcherOptions) (search.Searcher, error) {
-	nums, err := q.cache.resolve(r, q.key, q.ids)
+	nums, err := q.cache.get(r, q.key, func() ([]bindex.IndexInternalID, error) { return resolveIDs(r, q.ids) })
 	if err != nil {
 		return nil, err
 	}
 	return &idSetSearcher{nums: nums}, nil
 }
 
-// idSetCache keeps resolved sets by index snapshot and set key. A snapshot
-// is replaced whenever its index changes, so an entry never goes stale; the
-// cache holds a few entries and starts over when full.
-type idSetCache struct {
+// snapshotCache keeps values computed from an index snapshot (a Bleve
+// reader), by snapshot and key. A snapshot is replaced whenever its index
+// changes, so an entry never goes stale; the cache holds a few entries (each
+// pins its snapshot) and starts over when full. The zero value is ready.
+type snapshotCache[V any] struct {
 	mu    sync.Mutex
-	items map[idSetKey][]bindex.IndexInternalID
+	items map[snapshotKey]V
 }
 
-type idSetKey struct {
+type snapshotKey struct {
 	reader bindex.IndexReader
 	key    string
 }
 
-// idSetCacheMax bounds the cached sets (each pins its index snapshot).
-const idSetCacheMax = 64
+// snapshotCacheMax bounds the entries of a snapshotCache.
+const snapshotCacheMax = 64
 
-func newIDSetCache() *idSetCache { return &idSetCache{items: map[idSetKey][]bindex.IndexInternalID{}} }
-
-func (c *idSetCache) resolve(r bindex.IndexReader, key string, ids []string) ([]bindex.IndexInternalID, error) {
-	k := idSetKey{r, key}
+// get returns the value of (r, key), computing it on a miss.
+func (c *snapshotCache[V]) get(r bindex.IndexReader, key string, compute func() (V, error)) (V, error) {
+	k := snapshotKey{r, key}
 	c.mu.Lock()
-	nums, ok := c.items[k]
+	v, ok := c.items[k]
 	c.mu.Unlock()
 	if ok {
-		return nums, nil
+		return v, nil
 	}
+	v, err := compute()
+	if err != nil {
+		return v, err
+	}
+	c.mu.Lock()
+	if c.items == nil || len(c.items) >= snapshotCacheMax {
+		c.items = map[snapshotKey]V{}
+	}
+	c.items[k] = v
+	c.mu.Unlock()
+	return v, nil
+}
+
+// resolveIDs returns the internal numbers of the IDs the snapshot holds, sorted.
+func resolveIDs(r bindex.IndexReader, ids []string) ([]bindex.IndexInternalID, error) {
 	dr, err := r.DocIDReaderOnly(ids)
 	if err != nil {
 		return nil, err
 	}
 	defer dr.Close()
+	var nums []bindex.IndexInternalID
 	for {
 		id, err := dr.Next()
 		if err != nil {
@@ -77,12 +93,6 @@ func (c *idSetCache) resolve(r bindex.IndexReader, key string, ids []string) ([]
 		nums = append(nums, slices.Clone(id))
 	}
 	sort.Slice(nums, func(i, j int) bool { return nums[i].Compare(nums[j]) < 0 })
-	c.mu.Lock()
-	if len(c.items) >= idSetCacheMax {
-		c.items = map[idSetKey][]bindex.IndexInternalID{}
-	}
-	c.items[k] = nums
-	c.mu.Unlock()
 	return nums, nil
 }
 
@@ -127,12 +137,12 @@ func (s *idSetSearcher) DocumentMatchPoolSize() int { return 1 }
 // branch the index it runs in belongs to.
 type chainExclusion struct {
 	sets  map[string]*idSetQuery // by branch
-	metas *metaCache
+	metas *snapshotCache[*readerMeta]
 }
 
 // Searcher implements query.Query.
 func (q *chainExclusion) Searcher(ctx context.Context, r bindex.IndexReader, m mapping.IndexMapping, opt search.SearcherOptions) (search.Searcher, error) {
-	meta, err := q.metas.of(r)
+	meta, err := readerMetaOf(q.metas, r)
 	if err != nil {
 		return nil, err
 	}
@@ -142,43 +152,26 @@ func (q *chainExclusion) Searcher(ctx context.Context, r bindex.IndexReader, m m
 	return searcher.NewMatchNoneSearcher(r)
 }
 
-// metaCache keeps the metadata each index snapshot recorded.
-type metaCache struct {
-	mu    sync.Mutex
-	items map[bindex.IndexReader]*readerMeta
-}
-
 // readerMeta is an index's metadata with its common words as sets.
 type readerMeta struct {
 	indexMeta
 	common commonWords
 }
 
-func newMetaCache() *metaCache { return &metaCache{items: map[bindex.IndexReader]*readerMeta{}} }
-
-func (c *metaCache) of(r bindex.IndexReader) (*readerMeta, error) {
-	c.mu.Lock()
-	meta, ok := c.items[r]
-	c.mu.Unlock()
-	if ok {
-		return meta, nil
-	}
-	raw, err := r.GetInternal(keyMeta)
-	if err != nil {
-		return nil, err
-	}
-	meta = &readerMeta{}
-	if raw != nil {
-		if err := json.Unmarshal(raw, &meta.indexMeta); err != nil {
+// readerMetaOf returns the metadata the snapshot's index recorded.
+func readerMetaOf(c *snapshotCache[*readerMeta], r bindex.IndexReader) (*readerMeta, error) {
+	return c.get(r, "", func() (*readerMeta, error) {
+		raw, err := r.GetInternal(keyMeta)
+		if err != nil {
 			return nil, err
 		}
-	}
-	meta.common = commonFromLists(meta.Common)
-	c.mu.Lock()
-	if len(c.items) >= idSetCacheMax {
-		c.items = map[bindex.IndexReader]*readerMeta{}
-	}
-	c.items[r] = meta
-	c.mu.Unlock()
-	return meta, nil
+		meta := &readerMeta{}
+		if raw != nil {
+			if err := json.Unmarshal(raw, &meta.indexMeta); err != nil {
+				return nil, err
+			}
+		}
+		meta.common = commonFromLists(meta.Common)
+		return meta, nil
+	})
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
+	bindex "github.com/blevesearch/bleve_index_api"
 	bolterrs "go.etcd.io/bbolt/errors"
 
 	"github.com/graft-studio/graft/errs"
@@ -41,8 +42,8 @@ type Manager struct {
 	mapping *mapping.IndexMappingImpl
 	an      *analyzers
 	texts   *textCache
-	idSets  *idSetCache
-	metas   *metaCache
+	idSets  snapshotCache[[]bindex.IndexInternalID] // chain must-not sets
+	metas   snapshotCache[*readerMeta]
 	results *resultCache
 	chunks  *chunkCache
 
@@ -120,7 +121,7 @@ func OpenWithOptions(dir string, tree Tree, mapper Mapper, opt Options) (*Manage
 		return nil, err
 	}
 	m := &Manager{dir: dir, tree: tree, mapper: mapper, opt: opt, lock: lock,
-		mapping: mp, an: an, texts: newTextCache(1024), idSets: newIDSetCache(), metas: newMetaCache(), results: newResultCache(512), chunks: newChunkCache(), indexes: map[string]*branchIndex{}}
+		mapping: mp, an: an, texts: newTextCache(1024), results: newResultCache(512), chunks: newChunkCache(), indexes: map[string]*branchIndex{}}
 	if err := m.recover(); err != nil {
 		lock.Close()
 		return nil, err

@@ -162,7 +162,7 @@ type phraseQuery struct {
 	lang   string
 	terms  []analysis.Token // the phrase analysed
 	boost  float64
-	metas  *metaCache
+	metas  *snapshotCache[*readerMeta]
 }
 
 func (q *phraseQuery) Field() string      { return q.phrase.Field() }
@@ -172,7 +172,7 @@ func (q *phraseQuery) Boost() float64     { return q.boost }
 
 // Searcher implements query.Query.
 func (q *phraseQuery) Searcher(ctx context.Context, r bindex.IndexReader, m mapping.IndexMapping, opt search.SearcherOptions) (search.Searcher, error) {
-	meta, err := q.metas.of(r)
+	meta, err := readerMetaOf(q.metas, r)
 	if err != nil {
 		return nil, err
 	}

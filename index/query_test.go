@@ -95,3 +95,31 @@ func FuzzParseQuery(f *testing.F) {
 		}
 	})
 }
+
+// A cursor carries an offset between 1 and MaxOffset and the hash of its request.
+func TestDecodeCursorBounds(t *testing.T) {
+	const hash = "h1"
+	cases := []struct {
+		name string
+		c    cursor
+		ok   bool
+	}{
+		{"first page after", cursor{Offset: 1, Hash: hash}, true},
+		{"deepest", cursor{Offset: MaxOffset, Hash: hash}, true},
+		{"zero", cursor{Offset: 0, Hash: hash}, false},
+		{"negative", cursor{Offset: -5, Hash: hash}, false},
+		{"past the bound", cursor{Offset: MaxOffset + 1, Hash: hash}, false},
+		{"another request", cursor{Offset: 20, Hash: "h2"}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := decodeCursor(encodeCursor(c.c), hash)
+			if c.ok && (err != nil || got.Offset != c.c.Offset) {
+				t.Errorf("decode = %+v, %v", got, err)
+			}
+			if !c.ok && !errs.Is(err, errs.InputValidationFailed) {
+				t.Errorf("decode = %+v, %v; want INPUT_VALIDATION_FAILED", got, err)
+			}
+		})
+	}
+}

@@ -173,7 +173,7 @@ func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, 
 	if len(langs) == 0 {
 		langs = []string{neutralKey}
 	}
-	qb := queryBuilder{an: m.an, langs: langs, metas: m.metas}
+	qb := queryBuilder{an: m.an, langs: langs, metas: &m.metas}
 	userQ := qb.build(pq)
 
 	var filters []query.Query
@@ -189,12 +189,12 @@ func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, 
 	if len(chain) > 1 {
 		// Each index holds one branch: its must-not set is every ID of the
 		// nearer branches.
-		ex := &chainExclusion{sets: map[string]*idSetQuery{}, metas: m.metas}
+		ex := &chainExclusion{sets: map[string]*idSetQuery{}, metas: &m.metas}
 		var excluded []string
 		key := ""
 		for i, bi := range chain {
 			if len(excluded) > 0 {
-				ex.sets[req.Chain[i]] = &idSetQuery{ids: excluded, key: key, cache: m.idSets}
+				ex.sets[req.Chain[i]] = &idSetQuery{ids: excluded, key: key, cache: &m.idSets}
 			}
 			excluded = append(slices.Clip(excluded), bi.ids...)
 			key += strconv.FormatUint(bi.gen, 36) + "."
@@ -302,7 +302,7 @@ func decodeCursor(s, hash string) (*cursor, error) {
 type queryBuilder struct {
 	an    *analyzers
 	langs []string
-	metas *metaCache
+	metas *snapshotCache[*readerMeta]
 }
 
 func (qb queryBuilder) build(q *Query) query.Query {
