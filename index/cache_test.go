@@ -130,6 +130,8 @@ func TestCandidateChunksKeepMatches(t *testing.T) {
 		{[]string{"3.14", "foo_bar"}, []string{"qu"}},
 		{nil, []string{"ru", "x8"}},
 		{[]string{"absent"}, []string{"zz"}},
+		{[]string{"s"}, []string{"3."}}, // inside words, several times per chunk
+		{nil, []string{""}},
 	}
 	chunks, _ := spaceChunks(text)
 	for _, q := range queries {

@@ -14,10 +14,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
-	bindex "github.com/blevesearch/bleve_index_api"
 	bolterrs "go.etcd.io/bbolt/errors"
 
 	"github.com/graft-studio/graft/errs"
@@ -39,13 +39,13 @@ type Manager struct {
 	opt    Options
 	lock   *os.File
 
-	mapping *mapping.IndexMappingImpl
-	an      *analyzers
-	texts   *textCache
-	idSets  snapshotCache[[]bindex.IndexInternalID] // chain must-not sets
-	metas   snapshotCache[*readerMeta]
-	results *resultCache
-	chunks  *chunkCache
+	mapping  *mapping.IndexMappingImpl
+	an       *analyzers
+	texts    *textCache
+	excluded snapshotCache[[]*roaring.Bitmap] // per segment: documents nearer branches replaced
+	metas    snapshotCache[*readerMeta]
+	results  *resultCache
+	chunks   *chunkCache
 
 	// sizes, when set, replace the batch and stage sizes of builds (tests).
 	sizes buildSizes

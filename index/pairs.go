@@ -1,16 +1,10 @@
 package index
 
 import (
-	"context"
 	"sort"
 	"unsafe"
 
 	"github.com/blevesearch/bleve/v2/analysis"
-	"github.com/blevesearch/bleve/v2/mapping"
-	"github.com/blevesearch/bleve/v2/search"
-	"github.com/blevesearch/bleve/v2/search/query"
-	"github.com/blevesearch/bleve/v2/search/searcher"
-	bindex "github.com/blevesearch/bleve_index_api"
 )
 
 // Common-word pairs. A phrase of frequent words ("of the", "how to") makes
@@ -152,64 +146,4 @@ func pairTokens(ts analysis.TokenStream, common map[string]bool) analysis.TokenS
 		out = append(out, &analysis.Token{Term: term, Start: p.Start, End: t.End, Position: len(out) + 1, Type: analysis.AlphaNumeric})
 	}
 	return out
-}
-
-// phraseQuery is a phrase on a body field that uses the index's common-word
-// pairs when it can. It names the body field for Bleve's statistics; pair
-// terms are scored with the index's own statistics.
-type phraseQuery struct {
-	phrase *query.MatchPhraseQuery
-	lang   string
-	terms  []analysis.Token // the phrase analysed
-	boost  float64
-	metas  *snapshotCache[*readerMeta]
-}
-
-func (q *phraseQuery) Field() string      { return q.phrase.Field() }
-func (q *phraseQuery) SetField(f string)  { q.phrase.SetField(f) }
-func (q *phraseQuery) SetBoost(b float64) { q.boost = b; q.phrase.SetBoost(b) }
-func (q *phraseQuery) Boost() float64     { return q.boost }
-
-// Searcher implements query.Query.
-func (q *phraseQuery) Searcher(ctx context.Context, r bindex.IndexReader, m mapping.IndexMapping, opt search.SearcherOptions) (search.Searcher, error) {
-	meta, err := readerMetaOf(q.metas, r)
-	if err != nil {
-		return nil, err
-	}
-	words := meta.common[q.lang]
-	var pairs []string
-	for i := 1; i < len(q.terms); i++ {
-		p, t := q.terms[i-1], q.terms[i]
-		if t.Position == p.Position+1 && words[string(p.Term)] && words[string(t.Term)] {
-			pairs = append(pairs, string(p.Term)+" "+string(t.Term))
-		}
-	}
-	if len(pairs) == 0 {
-		return q.phrase.Searcher(ctx, r, m, opt)
-	}
-	local := context.WithValue(ctx, search.BM25StatsKey, nil) // the pair field has no chain-wide statistics
-	var parts []search.Searcher
-	closeAll := func() {
-		for _, s := range parts {
-			s.Close()
-		}
-	}
-	for _, p := range pairs {
-		s, err := searcher.NewTermSearcher(local, r, p, prefixPair+q.lang, q.boost, opt)
-		if err != nil {
-			closeAll()
-			return nil, err
-		}
-		parts = append(parts, s)
-	}
-	if len(q.terms) == 2 {
-		return parts[0], nil // the pair is the phrase
-	}
-	ps, err := q.phrase.Searcher(ctx, r, m, opt)
-	if err != nil {
-		closeAll()
-		return nil, err
-	}
-	parts = append(parts, ps)
-	return searcher.NewConjunctionSearcher(ctx, r, parts, opt)
 }

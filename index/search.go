@@ -6,15 +6,11 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"slices"
+	"runtime"
 	"sort"
-	"strconv"
 	"strings"
-
-	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/analysis"
-	"github.com/blevesearch/bleve/v2/search"
-	"github.com/blevesearch/bleve/v2/search/query"
+	"sync"
+	"sync/atomic"
 
 	"github.com/graft-studio/graft/errs"
 )
@@ -168,99 +164,112 @@ func (m *Manager) Search(ctx context.Context, req SearchRequest) (SearchResult, 
 // searchPage runs one page of a search on the chain's indexes (held under
 // m.mu's read lock by the caller).
 func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, chain []*branchIndex, langSet map[string]bool, limit int, after *cursor, hash string) (*cachedPage, error) {
-	var err error
 	langs := sortedKeys(langSet)
 	if len(langs) == 0 {
 		langs = []string{neutralKey}
 	}
-	qb := queryBuilder{an: m.an, langs: langs, metas: &m.metas}
-	userQ := qb.build(pq)
-
-	var filters []query.Query
-	if req.Collection != "" {
-		filters = append(filters, termQuery(fieldCollection, req.Collection, 1))
+	e, err := m.openEvaluation(chain, m.newPlan(pq, langs), req.Collection)
+	if err != nil {
+		return nil, err
 	}
-	var top query.Query = userQ
-	if len(filters) > 0 {
-		b := query.NewBooleanQuery([]query.Query{userQ}, nil, nil)
-		b.AddFilter(filters[0])
-		top = b
-	}
-	if len(chain) > 1 {
-		// Each index holds one branch: its must-not set is every ID of the
-		// nearer branches.
-		ex := &chainExclusion{sets: map[string]*idSetQuery{}, metas: &m.metas}
-		var excluded []string
-		key := ""
-		for i, bi := range chain {
-			if len(excluded) > 0 {
-				ex.sets[req.Chain[i]] = &idSetQuery{ids: excluded, key: key, cache: &m.idSets}
-			}
-			excluded = append(slices.Clip(excluded), bi.ids...)
-			key += strconv.FormatUint(bi.gen, 36) + "."
-		}
-		top = query.NewBooleanQuery([]query.Query{top}, nil, []query.Query{ex})
-	}
-	// Ordering by score alone lets Bleve skip loading every candidate's ID.
+	defer e.close()
 	from := 0
 	if after != nil {
 		from = after.Offset
 	}
-	sr := bleve.NewSearchRequestOptions(top, limit+1, from, false)
-	sr.Fields = []string{fieldPath, fieldVersion, fieldBranch, fieldData, fieldLang}
-	var out *bleve.SearchResult
-	if len(chain) == 1 {
-		out, err = chain[0].idx.SearchInContext(ctx, sr)
-	} else {
-		idxs := make([]bleve.Index, len(chain))
-		for i, bi := range chain {
-			idxs[i] = bi.idx
-		}
-		alias := bleve.NewIndexAlias(idxs...)
-		out, err = alias.SearchInContext(context.WithValue(ctx, search.SearchTypeKey, search.GlobalScoring), sr)
-	}
+	total, top, err := e.run(ctx, from+limit+1)
 	if err != nil {
 		return nil, err
 	}
-	page := &cachedPage{total: out.Total, hits: []Hit{}}
-	hits := out.Hits
-	more := len(hits) > limit
-	hits = hits[:min(len(hits), limit)]
-	// Equal scores read by ID within a page, however the index was built.
-	sort.SliceStable(hits, func(i, j int) bool {
-		if hits[i].Score != hits[j].Score {
-			return hits[i].Score > hits[j].Score
-		}
-		return hits[i].ID < hits[j].ID
-	})
-	if more && from+limit <= MaxOffset {
+	page := &cachedPage{total: total, hits: []Hit{}}
+	top = top[min(from, len(top)):]
+	if len(top) > limit && from+limit <= MaxOffset {
 		page.nextCursor = encodeCursor(cursor{Offset: from + limit, Hash: hash})
 	}
-	marks := snippetTerms(pq)
-	for _, h := range hits {
-		hit := Hit{Score: h.Score, Path: fieldString(h, fieldPath), Version: fieldString(h, fieldVersion), Branch: fieldString(h, fieldBranch)}
-		hit.Collection, hit.Slug, _ = strings.Cut(h.ID, ":")
-		if raw := fieldString(h, fieldData); raw != "" {
-			if err := json.Unmarshal([]byte(raw), &hit.Data); err != nil {
-				return nil, err
-			}
-		}
-		text, err := m.hitText(hit.Path, hit.Version)
+	top = top[:min(len(top), limit)]
+	type found struct {
+		id     string
+		score  float64
+		fields stored
+	}
+	hits := make([]found, len(top))
+	for i, mt := range top {
+		id, f, err := e.stored(mt)
 		if err != nil {
 			return nil, err
 		}
-		hit.Snippet = m.snippet(text, fieldString(h, fieldLang), marks)
+		hits[i] = found{id, mt.score, f}
+	}
+	// Equal scores read by ID within a page, however the index was built.
+	sort.SliceStable(hits, func(i, j int) bool {
+		if hits[i].score != hits[j].score {
+			return hits[i].score > hits[j].score
+		}
+		return hits[i].id < hits[j].id
+	})
+	page.hits = make([]Hit, len(hits))
+	marks := snippetTerms(pq)
+	err = forEachParallel(len(hits), func(i int) error {
+		h, f := hits[i], hits[i].fields
+		hit := Hit{Score: h.score, Path: f.path, Version: f.version, Branch: f.branch}
+		hit.Collection, hit.Slug, _ = strings.Cut(h.id, ":")
+		if f.data != "" {
+			if err := json.Unmarshal([]byte(f.data), &hit.Data); err != nil {
+				return err
+			}
+		}
 		if hit.Data == nil {
 			hit.Data = map[string]any{}
 		}
-		page.hits = append(page.hits, hit)
+		text, err := m.hitText(hit.Path, hit.Version)
+		if err != nil {
+			return err
+		}
+		hit.Snippet = m.snippet(text, f.lang, marks)
+		page.hits[i] = hit
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return page, nil
 }
 
-func fieldString(h *search.DocumentMatch, f string) string {
-	s, _ := h.Fields[f].(string)
-	return s
+// forEachParallel calls fn(0) … fn(n-1) on up to GOMAXPROCS goroutines and
+// returns the first error.
+func forEachParallel(n int, fn func(i int) error) error {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for i := range n {
+			if err := fn(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var next atomic.Int64
+	failed := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || failed[w] != nil {
+					return
+				}
+				failed[w] = fn(i)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range failed {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // requestHash binds a cursor to its query, chain and filters.
@@ -295,132 +304,4 @@ func decodeCursor(s, hash string) (*cursor, error) {
 		return nil, bad("belongs to another query, branch or filter")
 	}
 	return &c, nil
-}
-
-// queryBuilder turns a parsed query into a Bleve query over the text fields
-// of the languages present.
-type queryBuilder struct {
-	an    *analyzers
-	langs []string
-	metas *snapshotCache[*readerMeta]
-}
-
-func (qb queryBuilder) build(q *Query) query.Query {
-	var groups []query.Query
-	for _, g := range q.Groups {
-		var must, not []query.Query
-		for _, c := range g {
-			cq := qb.clause(c)
-			if c.Negate {
-				not = append(not, unscoredQuery{cq})
-			} else {
-				must = append(must, cq)
-			}
-		}
-		if len(must) == 0 {
-			continue // only exclusions: the group matches nothing
-		}
-		var mq query.Query = query.NewConjunctionQuery(must)
-		if len(must) == 1 {
-			mq = must[0]
-		}
-		if len(not) > 0 {
-			mq = query.NewBooleanQuery([]query.Query{mq}, nil, not)
-		}
-		groups = append(groups, mq)
-	}
-	switch len(groups) {
-	case 0:
-		return query.NewMatchNoneQuery()
-	case 1:
-		return groups[0]
-	}
-	return query.NewDisjunctionQuery(groups)
-}
-
-func (qb queryBuilder) clause(c Clause) query.Query {
-	if c.Kind == Filter {
-		if c.Field == "collection" {
-			if c.Prefix {
-				return prefixQuery(fieldCollection, c.Text, 1)
-			}
-			return termQuery(fieldCollection, c.Text, 1)
-		}
-		field := prefixFilter + c.Field
-		v := strings.ToLower(c.Text)
-		if c.Prefix {
-			return prefixQuery(field, v, 1)
-		}
-		return termQuery(field, v, 1)
-	}
-	var alts []query.Query
-	if q := qb.textQuery(fieldSlug, neutralKey, c, boostSlug); q != nil {
-		alts = append(alts, q)
-	}
-	for _, l := range qb.langs {
-		fields := []struct {
-			name  string
-			boost float64
-		}{{prefixTitle + l, boostTitle}, {prefixMeta + l, boostMeta}, {prefixBody + l, boostBody}}
-		for _, f := range fields {
-			if q := qb.textQuery(f.name, l, c, f.boost); q != nil {
-				alts = append(alts, q)
-			}
-		}
-		if !c.Prefix && len(qb.analyze(l, c.Text)) == 0 {
-			// Only stop words in this language: it does not constrain its documents.
-			alts = append(alts, termQuery(fieldLang, l, 0.01))
-		}
-	}
-	if len(alts) == 0 {
-		return query.NewMatchNoneQuery()
-	}
-	return query.NewDisjunctionQuery(alts)
-}
-
-// textQuery matches a word, prefix or phrase in one field; nil when the
-// language's analyzer leaves nothing of it.
-func (qb queryBuilder) textQuery(field, lang string, c Clause, boost float64) query.Query {
-	if c.Prefix {
-		return prefixQuery(field, strings.ToLower(c.Text), boost)
-	}
-	terms := qb.analyze(lang, c.Text)
-	switch len(terms) {
-	case 0:
-		return nil
-	case 1:
-		return termQuery(field, terms[0], boost)
-	}
-	q := query.NewMatchPhraseQuery(c.Text)
-	q.SetField(field)
-	q.Analyzer = analyzerName(lang)
-	q.SetBoost(boost)
-	if !strings.HasPrefix(field, prefixBody) {
-		return q
-	}
-	var tokens []analysis.Token
-	for _, t := range qb.an.forKey(lang).Analyze([]byte(c.Text)) {
-		tokens = append(tokens, *t)
-	}
-	return &phraseQuery{phrase: q, lang: lang, terms: tokens, boost: boost, metas: qb.metas}
-}
-
-func (qb queryBuilder) analyze(lang, text string) []string {
-	ts := qb.an.forKey(lang).Analyze([]byte(text))
-	out := make([]string, len(ts))
-	for i, t := range ts {
-		out[i] = string(t.Term)
-	}
-	return out
-}
-
-func termQuery(field, term string, boost float64) query.Query {
-	q := query.NewTermQuery(term)
-	q.SetField(field)
-	q.SetBoost(boost)
-	return q
-}
-
-func prefixQuery(field, prefix string, boost float64) query.Query {
-	return &constPrefixQuery{prefix: prefix, field: field, boost: boost}
 }

@@ -1,7 +1,8 @@
 package index
 
 import (
-	"html"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"unicode"
@@ -132,25 +133,36 @@ func candidateChunks(text, lang string, chunks []span, terms map[string]bool, pr
 	if lang != neutralKey || !isASCII(text) {
 		return chunks
 	}
+	if terms[""] || slices.Contains(prefixes, "") {
+		return chunks // matches everywhere
+	}
 	lower := strings.ToLower(text)
+	keep := make([]bool, len(chunks))
+	mark := func(w string) {
+		for from := 0; ; {
+			i := strings.Index(lower[from:], w)
+			if i < 0 {
+				return
+			}
+			at := from + i
+			// The chunk holding the occurrence: the last one starting at or before it.
+			c := sort.Search(len(chunks), func(k int) bool { return chunks[k].start > at }) - 1
+			if c >= 0 && at+len(w) <= chunks[c].end {
+				keep[c] = true
+			}
+			from = at + 1
+		}
+	}
+	for t := range terms {
+		mark(t)
+	}
+	for _, p := range prefixes {
+		mark(p)
+	}
 	var out []span
-	for _, ch := range chunks {
-		c := lower[ch.start:ch.end]
-		keep := false
-		for t := range terms {
-			if strings.Contains(c, t) {
-				keep = true
-				break
-			}
-		}
-		for _, p := range prefixes {
-			if keep || strings.Contains(c, p) {
-				keep = true
-				break
-			}
-		}
-		if keep {
-			out = append(out, ch)
+	for i, k := range keep {
+		if k {
+			out = append(out, chunks[i])
 		}
 	}
 	return out
@@ -168,22 +180,52 @@ func isASCII(s string) bool {
 // render writes text[from:to] escaped, whitespace collapsed, matches marked.
 func render(text string, from, to int, matches []span, lead, trail bool) string {
 	var b strings.Builder
+	b.Grow(to - from + 32)
 	if lead {
 		b.WriteString("… ")
 	}
 	pos := from
 	write := func(s string) {
 		space := false
-		for _, r := range s {
-			if unicode.IsSpace(r) {
+		for i := 0; i < len(s); {
+			c := s[i]
+			size := 1
+			isSpace := false
+			if c < utf8.RuneSelf {
+				isSpace = asciiSpace[c]
+			} else {
+				var r rune
+				r, size = utf8.DecodeRuneInString(s[i:])
+				isSpace = unicode.IsSpace(r)
+			}
+			if isSpace {
 				space = true
+				i += size
 				continue
 			}
 			if space {
 				b.WriteByte(' ')
 				space = false
 			}
-			b.WriteString(html.EscapeString(string(r)))
+			switch c {
+			case '<':
+				b.WriteString("&lt;")
+			case '>':
+				b.WriteString("&gt;")
+			case '&':
+				b.WriteString("&amp;")
+			case '\'':
+				b.WriteString("&#39;")
+			case '"':
+				b.WriteString("&#34;")
+			default:
+				if c >= utf8.RuneSelf && size == 1 {
+					b.WriteRune(utf8.RuneError) // invalid UTF-8
+				} else {
+					b.WriteString(s[i : i+size])
+				}
+			}
+			i += size
 		}
 		if space {
 			b.WriteByte(' ')
@@ -259,16 +301,22 @@ func spaceChunks(text string) (chunks []span, cjk bool) {
 	start := -1
 	for i := 0; i < len(text); {
 		c := text[i]
-		var space bool
-		size := 1
 		if c < utf8.RuneSelf {
-			space = c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\v' || c == '\f'
-		} else {
-			var r rune
-			r, size = utf8.DecodeRuneInString(text[i:])
-			space = unicode.IsSpace(r)
-			cjk = cjk || isCJK(r)
+			// ASCII: one table lookup per byte.
+			if asciiSpace[c] {
+				if start >= 0 {
+					chunks = append(chunks, span{start, i})
+					start = -1
+				}
+			} else if start < 0 {
+				start = i
+			}
+			i++
+			continue
 		}
+		r, size := utf8.DecodeRuneInString(text[i:])
+		space := unicode.IsSpace(r)
+		cjk = cjk || isCJK(r)
 		switch {
 		case space && start >= 0:
 			chunks = append(chunks, span{start, i})
@@ -283,6 +331,9 @@ func spaceChunks(text string) (chunks []span, cjk bool) {
 	}
 	return chunks, cjk
 }
+
+// asciiSpace marks the ASCII bytes unicode.IsSpace accepts.
+var asciiSpace = [utf8.RuneSelf]bool{' ': true, '\n': true, '\t': true, '\r': true, '\v': true, '\f': true}
 
 // textCache keeps the plain text of recently read blobs, so snippets of
 // popular hits do not read and convert their file again.
