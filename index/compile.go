@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -143,6 +144,12 @@ func (m *Manager) Compile(ctx context.Context, branch string, opt CompileOptions
 				problems, err = m.compileFull(ctx, b, meta, head, opt.Progress, &res)
 				return err
 			})
+			if err == nil && res.Changes.Added >= minStageDocs {
+				// A large build leaves hundreds of megabytes of freed heap
+				// behind: give it back now rather than hold it for the
+				// life of the process.
+				debug.FreeOSMemory()
+			}
 		} else {
 			b := &builder{idx: bi.idx, an: m.an, common: commonFromLists(bi.meta.Common)}
 			meta.Common = bi.meta.Common

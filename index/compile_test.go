@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 )
 
 // TestStagedFullBuild builds one corpus as one segment and with the staged
@@ -93,4 +94,38 @@ func segmentCount(tb testing.TB, m *Manager, branch string) int {
 	}
 	n, _ := s.StatsMap()["num_root_filesegments"].(uint64)
 	return int(n)
+}
+
+// TestIncrementalSegmentsMerge checks that the segments incremental compiles
+// add to a fully built index are merged in the background: a full build
+// creates its index with a plan that never merges, and the index keeps the
+// configuration it was created with unless it is opened with another.
+func TestIncrementalSegmentsMerge(t *testing.T) {
+	r := newTestRepo(t)
+	files := map[string]string{}
+	for i := range 50 {
+		files[fmt.Sprintf("content/posts/p%02d.md", i)] = md(fmt.Sprintf("Post %d", i), "body")
+	}
+	r.commit("main", "", files)
+	m := newManager(t, r, nil)
+	mustCompile(t, m, "main", CompileOptions{})
+	const edits = 15
+	for i := range edits {
+		r.commit("main", "", map[string]string{fmt.Sprintf("content/posts/p%02d.md", i): md("Edited", fmt.Sprintf("edit %d", i))})
+		if res := mustCompile(t, m, "main", CompileOptions{}); res.Full {
+			t.Fatal("compile was not incremental")
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	n := segmentCount(t, m, "main")
+	for n > 3 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		n = segmentCount(t, m, "main")
+	}
+	if n > 3 {
+		t.Errorf("%d segments after %d incremental compiles; the small ones should have been merged", n, edits)
+	}
+	if got := searchIDs(t, m, "edit", "main"); len(got) != edits {
+		t.Errorf("found %d edited documents, want %d", len(got), edits)
+	}
 }

@@ -31,11 +31,13 @@ var errNotScorch = errors.New("index: not a scorch index")
 
 // evalSnap is one index of the chain, held open for a search.
 type evalSnap struct {
-	bi      *branchIndex
-	snap    *scorch.IndexSnapshot
-	segs    []*evalSeg
-	meta    *readerMeta
-	exclude []*roaring.Bitmap // per segment: documents nearer branches replaced
+	bi   *branchIndex
+	snap *scorch.IndexSnapshot
+	segs []*evalSeg
+	meta *readerMeta
+	// live holds, per segment, the documents it may answer with: neither
+	// deleted nor replaced by a nearer branch (shared: never modified).
+	live []*roaring.Bitmap
 }
 
 // evalSeg is one segment of an index under evaluation. It is used by one
@@ -121,21 +123,24 @@ func (m *Manager) openEvaluation(chain []*branchIndex, p plan, collection string
 				dicts: map[string]segment.TermDictionary{}, lists: map[fieldTerm]segment.PostingsList{}})
 			running += s.Segment().Count()
 		}
-		if len(excluded) > 0 {
-			ids := excluded
-			if es.exclude, err = m.excluded.get(snap, key, func() ([]*roaring.Bitmap, error) {
-				out := make([]*roaring.Bitmap, len(es.segs))
-				for k, s := range es.segs {
+		ids := excluded
+		if es.live, err = m.live.get(snap, key, func() ([]*roaring.Bitmap, error) {
+			out := make([]*roaring.Bitmap, len(es.segs))
+			for k, s := range es.segs {
+				live := s.seg.DocNumbersLive()
+				if len(ids) > 0 {
 					b, err := s.seg.DocNumbers(ids)
 					if err != nil {
 						return nil, err
 					}
-					out[k] = b
+					live.AndNot(b)
 				}
-				return out, nil
-			}); err != nil {
-				return nil, err
+				live.RunOptimize()
+				out[k] = live
 			}
+			return out, nil
+		}); err != nil {
+			return nil, err
 		}
 		excluded = append(excluded[:len(excluded):len(excluded)], bi.ids...)
 		key += strconv.FormatUint(bi.gen, 36) + "."
@@ -225,17 +230,28 @@ func liveCount(pl segment.PostingsList, deleted *roaring.Bitmap) uint64 {
 	if deleted == nil || n == 0 {
 		return n
 	}
-	return n - bitmapOf(pl).AndCardinality(deleted)
+	return n - postingsBits(pl).AndCardinality(deleted)
 }
 
-// bitmapOf returns the documents of a postings list.
-func bitmapOf(pl segment.PostingsList) *roaring.Bitmap {
-	b := roaring.New()
-	if o, ok := pl.(interface{ OrInto(*roaring.Bitmap) }); ok {
-		o.OrInto(b)
-		return b
-	}
+// postingsBits returns the documents of a postings list. The bitmap may be
+// the segment's own: callers never modify it.
+func postingsBits(pl segment.PostingsList) *roaring.Bitmap {
 	it := pl.Iterator(false, false, false, nil)
+	if o, ok := it.(interface {
+		ActualBitmap() *roaring.Bitmap
+		DocNum1Hit() (uint64, bool)
+	}); ok {
+		if b := o.ActualBitmap(); b != nil {
+			return b
+		}
+		if d, ok := o.DocNum1Hit(); ok {
+			return roaring.BitmapOf(uint32(d))
+		}
+		if pl.Count() == 0 {
+			return roaring.New()
+		}
+	}
+	b := roaring.New()
 	for p, err := it.Next(); err == nil && p != nil; p, err = it.Next() {
 		b.Add(uint32(p.Number()))
 	}
@@ -274,43 +290,49 @@ func (s *evalSeg) postings(field, term string) (segment.PostingsList, error) {
 	return pl, nil
 }
 
+// termBits returns the documents holding a term (read only).
 func (s *evalSeg) termBits(field, term string) (*roaring.Bitmap, error) {
 	pl, err := s.postings(field, term)
 	if err != nil {
 		return nil, err
 	}
-	return bitmapOf(pl), nil
+	return postingsBits(pl), nil
 }
 
-// segResult is what a segment contributes to a search.
-type segResult struct {
-	total   uint64
-	matches []match
+// segState is a segment's part of a search between its two phases: the
+// documents found, sorted, with their scores so far, and the alternatives
+// left to score.
+type segState struct {
+	chain int
+	seg   *evalSeg
+	total uint64
+	found *roaring.Bitmap
+	docs  []uint32
+	score []float64
+	// deferred are the expensive alternatives (many postings to read),
+	// scored in the second phase; rest is the most they add to a score.
+	deferred []scoredAlt
+	rest     float64
+	// best are the k best scores of the first phase.
+	best []float64
 }
 
-// evalSegment finds and scores the plan's documents in one segment, keeping
-// the best k.
-func (e *evaluation) evalSegment(chainPos int, es *evalSnap, si int, k int) (segResult, error) {
+// matchSegment finds the plan's documents in one segment and scores them
+// by every alternative but the expensive ones (the first phase of run).
+func (e *evaluation) matchSegment(chainPos int, es *evalSnap, si int, k int) (*segState, error) {
 	s := es.segs[si]
-	var res segResult
+	st := &segState{chain: chainPos, seg: s}
 	// The documents this segment may answer with.
-	live := roaring.New()
-	live.AddRange(0, s.seg.Segment().Count())
-	if d := s.seg.Deleted(); d != nil {
-		live.AndNot(d)
-	}
-	if es.exclude != nil && es.exclude[si] != nil {
-		live.AndNot(es.exclude[si])
-	}
+	live := es.live[si] // shared: never modified
 	if e.filter != "" {
 		b, err := s.termBits(fieldCollection, e.filter)
 		if err != nil {
-			return res, err
+			return nil, err
 		}
-		live.And(b)
+		live = roaring.And(live, b)
 	}
 	if live.IsEmpty() {
-		return res, nil
+		return st, nil
 	}
 	// Match: every alternative's documents, then clauses, groups and the query.
 	altBits := make([][][]*roaring.Bitmap, len(e.p.groups))
@@ -324,7 +346,7 @@ func (e *evaluation) evalSegment(chainPos int, es *evalSnap, si int, k int) (seg
 			for ai, a := range c.alts {
 				b, err := e.altBits(es, s, a, live)
 				if err != nil {
-					return res, err
+					return nil, err
 				}
 				altBits[gi][cj][ai] = b
 				clause.Or(b)
@@ -348,31 +370,188 @@ func (e *evaluation) evalSegment(chainPos int, es *evalSnap, si int, k int) (seg
 		}
 		found.Or(group)
 	}
-	res.total = found.GetCardinality()
-	if res.total == 0 {
-		return res, nil
+	st.total = found.GetCardinality()
+	if st.total == 0 {
+		return st, nil
 	}
-	// Score the documents found.
-	docs := found.ToArray()
-	scores := make([]float64, len(docs))
+	st.found, st.docs = found, found.ToArray()
+	st.score = make([]float64, len(st.docs))
 	for gi, g := range e.p.groups {
 		for cj, c := range g {
 			if c.negate {
 				continue
 			}
 			for ai, a := range c.alts {
-				if err := e.scoreAlt(es, s, a, altBits[gi][cj][ai], found, docs, scores); err != nil {
-					return res, err
+				bits := altBits[gi][cj][ai]
+				n := bits.AndCardinality(found)
+				if n == 0 {
+					continue
+				}
+				ub, err := e.altBound(es, s, a)
+				if err != nil {
+					return nil, err
+				}
+				x := scoredAlt{a, bits, n, ub}
+				if n >= uint64(pruneMin) && (a.kind == altTerm || a.kind == altPhrase) {
+					st.deferred = append(st.deferred, x)
+					st.rest += ub
+					continue
+				}
+				if err := e.scoreAlt(es, s, a, bits, found, st.docs, st.score); err != nil {
+					return nil, err
 				}
 			}
 		}
 	}
-	h := topK{k: k}
-	for i, d := range docs {
-		h.push(match{score: scores[i], chain: chainPos, num: s.offset + uint64(d), seg: s, local: uint64(d)})
+	st.best = bestScores(st.score, k)
+	return st, nil
+}
+
+// finishSegment scores the expensive alternatives of a segment for the
+// documents that can still rank among the best k, given theta, the k-th
+// best first-phase score of the whole search (MaxScore pruning: a document
+// whose score so far plus the most the expensive alternatives could add
+// stays below theta ends below at least k others), and returns its best k.
+func (e *evaluation) finishSegment(es *evalSnap, st *segState, theta float64, k int) ([]match, error) {
+	if st.total == 0 {
+		return nil, nil
 	}
-	res.matches = h.items
-	return res, nil
+	play := st.found
+	if len(st.deferred) > 0 {
+		play = keepRanking(play, st.docs, st.score, st.rest, theta)
+	}
+	sort.SliceStable(st.deferred, func(i, j int) bool { return st.deferred[i].cost < st.deferred[j].cost })
+	for _, x := range st.deferred {
+		if err := e.scoreAlt(es, st.seg, x.a, x.bits, play, st.docs, st.score); err != nil {
+			return nil, err
+		}
+	}
+	h := topK{k: k}
+	for i, d := range st.docs {
+		if play == st.found || play.Contains(d) {
+			h.push(match{score: st.score[i], chain: st.chain, num: st.seg.offset + uint64(d), seg: st.seg, local: uint64(d)})
+		}
+	}
+	return h.items, nil
+}
+
+// scoredAlt is an alternative that matches some of a segment's documents
+// found: cost of them, each scoring at most ub.
+type scoredAlt struct {
+	a    planAlt
+	bits *roaring.Bitmap
+	cost uint64
+	ub   float64
+}
+
+// pruneMin is the fewest documents an alternative must match in a segment
+// to be scored after pruning (a variable for tests).
+var pruneMin = 1024
+
+// keepRanking returns the documents of play that may still rank: those
+// whose score plus rest reaches theta.
+func keepRanking(play *roaring.Bitmap, docs []uint32, scores []float64, rest, theta float64) *roaring.Bitmap {
+	if math.IsInf(theta, -1) {
+		return play
+	}
+	var keep []uint32
+	for j, d := range docs {
+		if scores[j]+rest >= theta {
+			keep = append(keep, d)
+		}
+	}
+	if len(keep) == len(docs) {
+		return play
+	}
+	return roaring.BitmapOf(keep...)
+}
+
+// bestScores returns the k best of scores, in no order.
+func bestScores(scores []float64, k int) []float64 {
+	if k <= 0 {
+		return nil
+	}
+	h := make([]float64, 0, k) // min-heap
+	for _, v := range scores {
+		if len(h) < k {
+			h = append(h, v)
+			for c := len(h) - 1; c > 0 && h[(c-1)/2] > h[c]; c = (c - 1) / 2 {
+				h[c], h[(c-1)/2] = h[(c-1)/2], h[c]
+			}
+			continue
+		}
+		if v <= h[0] {
+			continue
+		}
+		h[0] = v
+		for c := 0; ; {
+			l, m := 2*c+1, c
+			if l < k && h[l] < h[m] {
+				m = l
+			}
+			if l+1 < k && h[l+1] < h[m] {
+				m = l + 1
+			}
+			if m == c {
+				break
+			}
+			h[c], h[m] = h[m], h[c]
+			c = m
+		}
+	}
+	return h
+}
+
+// altBound is the most an alternative adds to a document's score: Bleve's
+// BM25 term weight stays below k1.
+func (e *evaluation) altBound(es *evalSnap, s *evalSeg, a planAlt) (float64, error) {
+	term := func(df, n uint64, avgLen float64) float64 {
+		if avgLen <= 0 {
+			return math.Inf(1)
+		}
+		return a.boost * idf(df, n) * search.BM25_k1
+	}
+	switch a.kind {
+	case altConst, altPrefix:
+		return a.boost, nil
+	case altTerm:
+		return term(e.stats.df[fieldTerm{a.field, a.text}], e.stats.docs, e.stats.avgLen[a.field]), nil
+	}
+	if pairs := pairsOf(es.meta, a); len(a.terms) == 2 && len(pairs) == 1 {
+		df, n, avg, err := pairStats(es, s, a.lang, pairs[0])
+		return term(df, n, avg), err
+	}
+	ub := 0.0
+	for _, t := range a.terms {
+		ub += term(e.stats.df[fieldTerm{a.field, t.term}], e.stats.docs, e.stats.avgLen[a.field])
+	}
+	return ub, nil
+}
+
+// pairStats are the statistics a common-word pair is scored with: its own
+// index's (overlays hold no pairs).
+func pairStats(es *evalSnap, s *evalSeg, lang, pair string) (df, n uint64, avgLen float64, err error) {
+	field := prefixPair + lang
+	pl, err := s.postings(field, pair)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if n, err = es.snap.DocCount(); err != nil {
+		return 0, 0, 0, err
+	}
+	card, err := es.snap.FieldCardinality(field)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if n > 0 {
+		avgLen = math.Ceil(float64(card) / float64(n))
+	}
+	return liveCount(pl, s.seg.Deleted()), n, avgLen, nil
+}
+
+// idf is BM25's inverse document frequency.
+func idf(df, n uint64) float64 {
+	return math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
 }
 
 // altBits returns the live documents an alternative matches.
@@ -390,8 +569,7 @@ func (e *evaluation) altBits(es *evalSnap, s *evalSeg, a planAlt, live *roaring.
 	if err != nil {
 		return nil, err
 	}
-	b.And(live)
-	return b, nil
+	return roaring.And(b, live), nil
 }
 
 // prefixBits returns the documents holding a word that starts with prefix.
@@ -400,11 +578,11 @@ func (s *evalSeg) prefixBits(field, prefix string) (*roaring.Bitmap, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := roaring.New()
 	var end []byte
 	if prefix != "" {
 		end = prefixEnd([]byte(prefix))
 	}
+	var parts []*roaring.Bitmap
 	it := d.AutomatonIterator(nil, []byte(prefix), end)
 	for {
 		entry, err := it.Next()
@@ -412,17 +590,13 @@ func (s *evalSeg) prefixBits(field, prefix string) (*roaring.Bitmap, error) {
 			return nil, err
 		}
 		if entry == nil {
-			return b, nil
+			return roaring.FastOr(parts...), nil
 		}
 		pl, err := d.PostingsList([]byte(entry.Term), nil, nil)
 		if err != nil {
 			return nil, err
 		}
-		if o, ok := pl.(interface{ OrInto(*roaring.Bitmap) }); ok {
-			o.OrInto(b)
-		} else {
-			b.Or(bitmapOf(pl))
-		}
+		parts = append(parts, postingsBits(pl))
 	}
 }
 
@@ -571,24 +745,11 @@ func (e *evaluation) scoreAlt(es *evalSnap, s *evalSeg, a planAlt, bits, found *
 	}
 	// A phrase scores as the sum of its words, or as its pair when it is one.
 	if pairs := pairsOf(es.meta, a); len(a.terms) == 2 && len(pairs) == 1 {
-		field := prefixPair + a.lang
-		pl, err := s.postings(field, pairs[0])
+		df, n, avg, err := pairStats(es, s, a.lang, pairs[0])
 		if err != nil {
 			return err
 		}
-		n, err := es.snap.DocCount()
-		if err != nil {
-			return err
-		}
-		card, err := es.snap.FieldCardinality(field)
-		if err != nil {
-			return err
-		}
-		avg := 0.0
-		if n > 0 {
-			avg = math.Ceil(float64(card) / float64(n))
-		}
-		return scoreTerm(s, field, pairs[0], a.boost, liveCount(pl, s.seg.Deleted()), n, avg, want, docs, scores)
+		return scoreTerm(s, prefixPair+a.lang, pairs[0], a.boost, df, n, avg, want, docs, scores)
 	}
 	for _, t := range a.terms {
 		if err := scoreTerm(s, a.field, t.term, a.boost, e.stats.df[fieldTerm{a.field, t.term}], e.stats.docs, e.stats.avgLen[a.field], want, docs, scores); err != nil {
@@ -605,7 +766,7 @@ func scoreTerm(s *evalSeg, field, term string, boost float64, df, n uint64, avgL
 	if err != nil {
 		return err
 	}
-	idf := math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
+	w := boost * idf(df, n)
 	it := pl.Iterator(true, true, false, nil)
 	// Walk the postings when the documents to score are a good share of
 	// them, else jump to each document.
@@ -631,7 +792,7 @@ func scoreTerm(s *evalSeg, field, term string, boost float64, df, n uint64, avgL
 			}
 		}
 		if p.Number() == uint64(d) {
-			scores[j] += boost * idf * bm25(p.Frequency(), p.Norm(), avgLen)
+			scores[j] += w * bm25(p.Frequency(), p.Norm(), avgLen)
 		}
 	}
 	return nil
@@ -702,7 +863,10 @@ func (h *topK) down(i int) {
 }
 
 // run evaluates the plan over every segment of the chain and returns the
-// total and the best k matches, best first.
+// total and the best k matches, best first. It runs in two phases, each
+// over the segments in parallel: matching and the cheap scores, then the
+// expensive scores for the documents that can still rank among the best k
+// of the whole search (finishSegment).
 func (e *evaluation) run(ctx context.Context, k int) (uint64, []match, error) {
 	type job struct{ ci, si int }
 	var jobs []job
@@ -711,23 +875,43 @@ func (e *evaluation) run(ctx context.Context, k int) (uint64, []match, error) {
 			jobs = append(jobs, job{ci, si})
 		}
 	}
-	results := make([]segResult, len(jobs))
+	states := make([]*segState, len(jobs))
 	err := forEachParallel(len(jobs), func(i int) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		r, err := e.evalSegment(jobs[i].ci, e.snaps[jobs[i].ci], jobs[i].si, k)
-		results[i] = r
+		st, err := e.matchSegment(jobs[i].ci, e.snaps[jobs[i].ci], jobs[i].si, k)
+		states[i] = st
 		return err
 	})
 	if err != nil {
 		return 0, nil, err
 	}
 	var total uint64
+	var best []float64
+	for _, st := range states {
+		total += st.total
+		best = append(best, st.best...)
+	}
+	theta := math.Inf(-1)
+	if len(best) >= k && k > 0 {
+		theta = bestScores(best, k)[0] // the k-th best first-phase score
+	}
+	results := make([][]match, len(jobs))
+	err = forEachParallel(len(jobs), func(i int) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var err error
+		results[i], err = e.finishSegment(e.snaps[jobs[i].ci], states[i], theta, k)
+		return err
+	})
+	if err != nil {
+		return 0, nil, err
+	}
 	h := topK{k: k}
 	for _, r := range results {
-		total += r.total
-		for _, m := range r.matches {
+		for _, m := range r {
 			h.push(m)
 		}
 	}

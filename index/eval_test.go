@@ -41,6 +41,33 @@ func evalSearch(tb testing.TB, m *Manager, q, collection string, chain ...string
 	if err != nil {
 		tb.Fatal(err)
 	}
+	// The best k with pruning are the first k of all, whichever
+	// alternatives are expensive enough to prune before.
+	defer func(n int) { pruneMin = n }(pruneMin)
+	for _, pm := range []int{1, 5, 20} {
+		pruneMin = pm
+		_, top, err := e.run(context.Background(), 100_000) // nothing to prune
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, k := range []int{1, 4, 11} {
+			_, best, err := e.run(context.Background(), k)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			want := top[:min(k, len(top))]
+			if len(best) != len(want) {
+				tb.Errorf("%q: best %d (prune from %d) gives %d matches, want %d", q, k, pm, len(best), len(want))
+				continue
+			}
+			for i := range best {
+				if best[i].score != want[i].score || best[i].num != want[i].num || best[i].chain != want[i].chain {
+					tb.Errorf("%q: best %d (prune from %d) differs at %d: %+v, want %+v", q, k, pm, i, best[i], want[i])
+					break
+				}
+			}
+		}
+	}
 	got := map[string]bool{}
 	var scores []float64
 	for _, mt := range top {
@@ -56,7 +83,7 @@ func evalSearch(tb testing.TB, m *Manager, q, collection string, chain ...string
 
 // TestEvaluatorMatchesBleve checks that the evaluator finds exactly the
 // documents Bleve's own searchers find for the same query, with the same
-// total, over a multi-segment production index and a three-deep chain of
+// total, and that its best k with pruning are the first k of all matches, over a multi-segment production index and a three-deep chain of
 // overlays that change, delete and add documents, in two languages, for
 // the bench's query mix and every construct of the query language.
 func TestEvaluatorMatchesBleve(t *testing.T) {

@@ -39,13 +39,13 @@ type Manager struct {
 	opt    Options
 	lock   *os.File
 
-	mapping  *mapping.IndexMappingImpl
-	an       *analyzers
-	texts    *textCache
-	excluded snapshotCache[[]*roaring.Bitmap] // per segment: documents nearer branches replaced
-	metas    snapshotCache[*readerMeta]
-	results  *resultCache
-	chunks   *chunkCache
+	mapping *mapping.IndexMappingImpl
+	an      *analyzers
+	texts   *textCache
+	live    snapshotCache[[]*roaring.Bitmap] // per index segment: the documents a search may return
+	metas   snapshotCache[*readerMeta]
+	results *resultCache
+	chunks  *chunkCache
 
 	// sizes, when set, replace the batch and stage sizes of builds (tests).
 	sizes buildSizes
@@ -291,9 +291,16 @@ func randomSuffix() string {
 	return hex.EncodeToString(b[:])
 }
 
-// runtimeConfig is the scorch configuration for opening an index.
+// runtimeConfig is the scorch configuration for opening an index. It names
+// the merge plan because an index keeps the configuration it was created
+// with, and a full build creates its index with a plan that never merges
+// (newIndex): opened again, the index merges the small segments that
+// incremental compiles add, as Bleve does by default.
 func (m *Manager) runtimeConfig() map[string]any {
-	return map[string]any{"bolt_timeout": m.opt.LockWait.String()}
+	return map[string]any{
+		"bolt_timeout":           m.opt.LockWait.String(),
+		"scorchMergePlanOptions": map[string]any{"MaxSegmentsPerTier": 10, "FloorSegmentSize": 2000, "SegmentsPerMergeTask": 10},
+	}
 }
 
 // get returns the open index of branch, opening it from disk when needed;
