@@ -37,20 +37,33 @@
 //     eighth of them into one segment while the build goes on (every
 //     document merged once, the merges beside the indexing), a smaller one
 //     ends with one merge of all its segments.
-//   - Hits are ordered by score alone, so Bleve never loads the ID of a
-//     candidate that does not make the page; equal scores keep the index's
-//     order across pages and read by ID within a page. A cursor holds the
-//     next page's offset (at most MaxOffset): a document whose rank changes
-//     between pages may be seen twice or missed, every other one exactly once.
-//   - A prefix clause (word*) scores every match the same, as Lucene does:
-//     its words' postings are merged as bitmaps, not scored side by side.
-//     Must-not clauses are not scored either.
-//   - Phrases of common words use a pair field (pairs.go).
-//   - Hits take their frontmatter from a stored field (_data) and their
-//     snippet from the blob through the Mapper's TextMapper, which converts
-//     the body in one pass without validating it.
+//   - Bleve builds and stores the indexes; graft answers queries itself
+//     (eval.go) from the segments' postings: a clause is the union of its
+//     fields' postings bitmaps, a group their intersection minus its
+//     exclusions, and the total a count. Only matches are scored (Bleve's
+//     BM25 flavour, statistics across the chain), in two phases over the
+//     segments in parallel: slug, title, frontmatter and small postings
+//     first, then the large body postings only for the documents whose
+//     score so far plus the most those could add still reaches the k-th
+//     best score of the whole search (MaxScore pruning, exact). Bleve's own
+//     searchers remain as the tests' oracle (oracle_test.go).
+//   - Hits are ordered by score, then chain and index order; equal scores
+//     read by ID within a page. A cursor holds the next page's offset (at
+//     most MaxOffset): a document whose rank changes between pages may be
+//     seen twice or missed, every other one exactly once.
+//   - A prefix clause (word*) scores every match the same, as Lucene does;
+//     a filter (field:value, collection:) scores nothing.
+//   - Phrases of common words use a pair field (pairs.go); other phrases
+//     check positions only in the documents holding every word.
+//   - Hits take their frontmatter from a stored field (_data), read from
+//     the segment that holds them, and their snippet from the blob through
+//     the Mapper's TextMapper, which converts the body in one pass without
+//     validating it; the hits of a page are prepared in parallel.
 //   - Chain searches resolve the IDs a farther branch must not show to
-//     internal numbers once per index snapshot (exclude.go).
+//     per-segment bitmaps once per index snapshot (snapshot.go, eval.go).
+//   - An index is opened with Bleve's default tiered merge plan (a full
+//     build creates it with one that never merges), so the small segments
+//     incremental compiles add are merged in the background.
 //   - Result pages (hits, snippets, total, next cursor) are cached by
 //     request and by the generation of every index of the chain; any
 //     compile installs a new generation, so a cached page is never served

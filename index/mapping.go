@@ -11,7 +11,6 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
 	"github.com/blevesearch/bleve/v2/analysis/tokenizer/single"
-	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"github.com/blevesearch/bleve/v2/document"
 	"github.com/blevesearch/bleve/v2/mapping"
 	bindex "github.com/blevesearch/bleve_index_api"
@@ -112,7 +111,7 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	m.DefaultAnalyzer = neutralAnalyzer
 	if err := m.AddCustomAnalyzer(neutralAnalyzer, map[string]any{
 		"type":          custom.Name,
-		"tokenizer":     unicode.Name,
+		"tokenizer":     wordsTokenizerName, // the unicode tokenizer's words, faster (tokenize.go)
 		"token_filters": []any{lowercase.Name},
 	}); err != nil {
 		return nil, err
