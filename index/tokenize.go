@@ -23,8 +23,9 @@ func init() {
 // wordsTokenizer gives exactly the tokens of Bleve's unicode tokenizer (the
 // words of Unicode's word-boundary rules, UAX #29), faster on ASCII text,
 // where only a few of the rules can apply: runs of letters, digits and '_'
-// are words, and a word continues over ':', '.' or '\” between two
-// letters and over ',', ';', '.' or '\” between two digits. Other text goes
+// are words, and a word continues over a colon, a period or an apostrophe
+// between two letters and over a comma, a semicolon, a period or an
+// apostrophe between two digits. Other text goes
 // to the unicode tokenizer. The unicode tokenizer is about a tenth of a full
 // build's CPU.
 type wordsTokenizer struct{ slow analysis.Tokenizer }
