@@ -38,7 +38,7 @@ func TestStagedFullBuild(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			m := newManager(t, r, nil)
-			m.sizes = tc.sizes
+			m.sizes, m.keepSegments = tc.sizes, true
 			res := mustCompile(t, m, "main", CompileOptions{})
 			if res.Changes.Added != 2602 || len(res.Problems) != 3 {
 				t.Errorf("changes %+v, %d problems; want 2602 added and 3 problems", res.Changes, len(res.Problems))

@@ -6,6 +6,8 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
+	"sync/atomic"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
@@ -35,6 +37,9 @@ type evalSnap struct {
 	snap *scorch.IndexSnapshot
 	segs []*evalSeg
 	meta *readerMeta
+	// pairDF is the document frequency in this index of the common-word
+	// pairs the plan's phrases are answered by.
+	pairDF map[string]uint64
 	// live holds, per segment, the documents it may answer with: neither
 	// deleted nor replaced by a nearer branch (shared: never modified).
 	live []*roaring.Bitmap
@@ -98,7 +103,7 @@ func (m *Manager) openEvaluation(chain []*branchIndex, p plan, collection string
 	}()
 	key := ""
 	var excluded []string
-	for _, bi := range chain {
+	for i, bi := range chain {
 		adv, err := bi.idx.Advanced()
 		if err != nil {
 			return nil, err
@@ -123,6 +128,9 @@ func (m *Manager) openEvaluation(chain []*branchIndex, p plan, collection string
 				dicts: map[string]segment.TermDictionary{}, lists: map[fieldTerm]segment.PostingsList{}})
 			running += s.Segment().Count()
 		}
+		// A farther index must not show what a nearer one holds: the IDs
+		// of the nearer snapshots opened, so an overlay being compiled in
+		// place (batch by batch) is excluded exactly as far as it got.
 		ids := excluded
 		if es.live, err = m.live.get(snap, key, func() ([]*roaring.Bitmap, error) {
 			out := make([]*roaring.Bitmap, len(es.segs))
@@ -142,14 +150,43 @@ func (m *Manager) openEvaluation(chain []*branchIndex, p plan, collection string
 		}); err != nil {
 			return nil, err
 		}
-		excluded = append(excluded[:len(excluded):len(excluded)], bi.ids...)
-		key += strconv.FormatUint(bi.gen, 36) + "."
+		if i == len(chain)-1 {
+			break // the farthest index hides nothing
+		}
+		mine, err := m.snapIDs.get(snap, "", func() ([]string, error) { return snapshotIDs(es.segs) })
+		if err != nil {
+			return nil, err
+		}
+		num, _ := m.snapNums.get(snap, "", func() (uint64, error) { return snapshotSeq.Add(1), nil })
+		excluded = append(excluded[:len(excluded):len(excluded)], mine...)
+		key += strconv.FormatUint(num, 36) + "."
 	}
 	if err := e.gatherStats(); err != nil {
 		return nil, err
 	}
 	ok = true
 	return e, nil
+}
+
+// snapshotSeq numbers index snapshots for cache keys: a number is never
+// reused, unlike a pointer.
+var snapshotSeq atomic.Uint64
+
+// snapshotIDs lists the IDs of a snapshot's live documents (an overlay's
+// documents and tombstones).
+func snapshotIDs(segs []*evalSeg) ([]string, error) {
+	var ids []string
+	for _, s := range segs {
+		it := s.seg.DocNumbersLive().Iterator()
+		for it.HasNext() {
+			id, err := s.seg.DocID(uint64(it.Next()))
+			if err != nil {
+				return nil, err
+			}
+			ids = append(ids, string(id))
+		}
+	}
+	return ids, nil
 }
 
 func (e *evaluation) close() {
@@ -210,6 +247,29 @@ func (e *evaluation) gatherStats() error {
 							}
 							st.df[ft] += liveCount(pl, s.seg.Deleted())
 						}
+					}
+				}
+			}
+		}
+	}
+	for _, es := range e.snaps {
+		es.pairDF = map[string]uint64{}
+		for _, g := range e.p.groups {
+			for _, c := range g {
+				for _, a := range c.alts {
+					pairs := pairsOf(es.meta, a)
+					if a.kind != altPhrase || len(a.terms) != 2 || len(pairs) != 1 {
+						continue
+					}
+					if _, ok := es.pairDF[pairs[0]]; ok {
+						continue
+					}
+					for _, s := range es.segs {
+						pl, err := s.postings(prefixPair+a.lang, pairs[0])
+						if err != nil {
+							return err
+						}
+						es.pairDF[pairs[0]] += liveCount(pl, s.seg.Deleted())
 					}
 				}
 			}
@@ -336,6 +396,7 @@ func (e *evaluation) matchSegment(chainPos int, es *evalSnap, si int, k int) (*s
 	}
 	// Match: every alternative's documents, then clauses, groups and the query.
 	altBits := make([][][]*roaring.Bitmap, len(e.p.groups))
+	groups := make([]*roaring.Bitmap, len(e.p.groups)) // each group's documents
 	found := roaring.New()
 	for gi, g := range e.p.groups {
 		altBits[gi] = make([][]*roaring.Bitmap, len(g))
@@ -368,6 +429,7 @@ func (e *evaluation) matchSegment(chainPos int, es *evalSnap, si int, k int) (*s
 		for _, b := range not {
 			group.AndNot(b)
 		}
+		groups[gi] = group
 		found.Or(group)
 	}
 	st.total = found.GetCardinality()
@@ -376,14 +438,20 @@ func (e *evaluation) matchSegment(chainPos int, es *evalSnap, si int, k int) (*s
 	}
 	st.found, st.docs = found, found.ToArray()
 	st.score = make([]float64, len(st.docs))
+	// An alternative scores the documents of its own group: a document
+	// found through another group of an "or" gets nothing from this one.
 	for gi, g := range e.p.groups {
+		group := groups[gi]
+		if group == nil {
+			continue
+		}
 		for cj, c := range g {
 			if c.negate {
 				continue
 			}
 			for ai, a := range c.alts {
 				bits := altBits[gi][cj][ai]
-				n := bits.AndCardinality(found)
+				n := bits.AndCardinality(group)
 				if n == 0 {
 					continue
 				}
@@ -391,13 +459,13 @@ func (e *evaluation) matchSegment(chainPos int, es *evalSnap, si int, k int) (*s
 				if err != nil {
 					return nil, err
 				}
-				x := scoredAlt{a, bits, n, ub}
-				if n >= uint64(pruneMin) && (a.kind == altTerm || a.kind == altPhrase) {
+				x := scoredAlt{a, bits, group, n, ub}
+				if deferrable(a) {
 					st.deferred = append(st.deferred, x)
 					st.rest += ub
 					continue
 				}
-				if err := e.scoreAlt(es, s, a, bits, found, st.docs, st.score); err != nil {
+				if err := e.scoreAlt(es, s, a, bits, group, st.docs, st.score); err != nil {
 					return nil, err
 				}
 			}
@@ -417,12 +485,15 @@ func (e *evaluation) finishSegment(es *evalSnap, st *segState, theta float64, k 
 		return nil, nil
 	}
 	play := st.found
-	if len(st.deferred) > 0 {
+	if len(st.deferred) > 0 && len(st.docs) >= pruneMin {
 		play = keepRanking(play, st.docs, st.score, st.rest, theta)
 	}
-	sort.SliceStable(st.deferred, func(i, j int) bool { return st.deferred[i].cost < st.deferred[j].cost })
-	for _, x := range st.deferred {
-		if err := e.scoreAlt(es, st.seg, x.a, x.bits, play, st.docs, st.score); err != nil {
+	for _, x := range st.deferred { // in the plan's order, as in every segment
+		in := x.group
+		if play != st.found {
+			in = roaring.And(x.group, play)
+		}
+		if err := e.scoreAlt(es, st.seg, x.a, x.bits, in, st.docs, st.score); err != nil {
 			return nil, err
 		}
 	}
@@ -435,17 +506,26 @@ func (e *evaluation) finishSegment(es *evalSnap, st *segState, theta float64, k 
 	return h.items, nil
 }
 
-// scoredAlt is an alternative that matches some of a segment's documents
-// found: cost of them, each scoring at most ub.
+// scoredAlt is an alternative that matches cost of its group's documents
+// in a segment, each scoring at most ub.
 type scoredAlt struct {
-	a    planAlt
-	bits *roaring.Bitmap
-	cost uint64
-	ub   float64
+	a     planAlt
+	bits  *roaring.Bitmap
+	group *roaring.Bitmap
+	cost  uint64
+	ub    float64
 }
 
-// pruneMin is the fewest documents an alternative must match in a segment
-// to be scored after pruning (a variable for tests).
+// deferrable reports whether an alternative is scored in the second phase:
+// words and phrases of the body, whose postings are the long ones. The rule
+// is the same in every segment, so a document's score adds up in the same
+// order wherever it is (equal documents score exactly alike).
+func deferrable(a planAlt) bool {
+	return (a.kind == altTerm || a.kind == altPhrase) && strings.HasPrefix(a.field, prefixBody)
+}
+
+// pruneMin is the fewest documents a segment must find for pruning to be
+// worth its cost (a variable for tests).
 var pruneMin = 1024
 
 // keepRanking returns the documents of play that may still rank: those
@@ -518,7 +598,7 @@ func (e *evaluation) altBound(es *evalSnap, s *evalSeg, a planAlt) (float64, err
 		return term(e.stats.df[fieldTerm{a.field, a.text}], e.stats.docs, e.stats.avgLen[a.field]), nil
 	}
 	if pairs := pairsOf(es.meta, a); len(a.terms) == 2 && len(pairs) == 1 {
-		df, n, avg, err := pairStats(es, s, a.lang, pairs[0])
+		df, n, avg, err := pairStats(es, a.lang, pairs[0])
 		return term(df, n, avg), err
 	}
 	ub := 0.0
@@ -529,13 +609,9 @@ func (e *evaluation) altBound(es *evalSnap, s *evalSeg, a planAlt) (float64, err
 }
 
 // pairStats are the statistics a common-word pair is scored with: its own
-// index's (overlays hold no pairs).
-func pairStats(es *evalSnap, s *evalSeg, lang, pair string) (df, n uint64, avgLen float64, err error) {
+// index's (overlays hold no pairs), gathered before the segments run.
+func pairStats(es *evalSnap, lang, pair string) (df, n uint64, avgLen float64, err error) {
 	field := prefixPair + lang
-	pl, err := s.postings(field, pair)
-	if err != nil {
-		return 0, 0, 0, err
-	}
 	if n, err = es.snap.DocCount(); err != nil {
 		return 0, 0, 0, err
 	}
@@ -546,7 +622,7 @@ func pairStats(es *evalSnap, s *evalSeg, lang, pair string) (df, n uint64, avgLe
 	if n > 0 {
 		avgLen = math.Ceil(float64(card) / float64(n))
 	}
-	return liveCount(pl, s.seg.Deleted()), n, avgLen, nil
+	return es.pairDF[pair], n, avgLen, nil
 }
 
 // idf is BM25's inverse document frequency.
@@ -745,7 +821,7 @@ func (e *evaluation) scoreAlt(es *evalSnap, s *evalSeg, a planAlt, bits, found *
 	}
 	// A phrase scores as the sum of its words, or as its pair when it is one.
 	if pairs := pairsOf(es.meta, a); len(a.terms) == 2 && len(pairs) == 1 {
-		df, n, avg, err := pairStats(es, s, a.lang, pairs[0])
+		df, n, avg, err := pairStats(es, a.lang, pairs[0])
 		if err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -104,7 +105,7 @@ func TestEvaluatorMatchesBleve(t *testing.T) {
 	r := newTestRepo(t)
 	r.commit("main", "", files)
 	m := newManager(t, r, map[string]string{"notes": "fr"})
-	m.sizes = buildSizes{batch: 40, stage: 120}
+	m.sizes, m.keepSegments = buildSizes{batch: 40, stage: 120}, true
 	mustCompile(t, m, "main", CompileOptions{})
 	if n := segmentCount(t, m, "main"); n < 2 {
 		t.Fatalf("production has %d segment(s); the test needs several", n)
@@ -153,5 +154,110 @@ func TestEvaluatorMatchesBleve(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestScoringFindings covers scoring rules the oracle comparison (sets and
+// totals) cannot see.
+func TestScoringFindings(t *testing.T) {
+	t.Run("identical documents score alike in every segment", func(t *testing.T) {
+		r := newTestRepo(t)
+		files := map[string]string{}
+		for i := range 300 {
+			body := fmt.Sprintf("filler%d text", i)
+			if i%3 != 0 {
+				body = "alpha beta gamma delta"
+			}
+			files[fmt.Sprintf("content/posts/p%03d.md", i)] = md("Post", body)
+		}
+		r.commit("main", "", files)
+		m := newManager(t, r, nil)
+		m.sizes, m.keepSegments = buildSizes{batch: 40, stage: 120}, true
+		mustCompile(t, m, "main", CompileOptions{})
+		if n := segmentCount(t, m, "main"); n < 2 {
+			t.Fatalf("%d segment(s); the test needs several", n)
+		}
+		for _, q := range []string{`"alpha beta"`, `"alpha beta gamma"`, "alpha", "alpha delta"} {
+			res, err := m.Search(context.Background(), SearchRequest{Query: q, Chain: []string{"main"}, Limit: MaxLimit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Total != 200 {
+				t.Errorf("%s: total %d, want 200", q, res.Total)
+			}
+			for _, h := range res.Hits {
+				if h.Score != res.Hits[0].Score {
+					t.Errorf("%s: identical documents score %v and %v", q, res.Hits[0].Score, h.Score)
+					break
+				}
+			}
+		}
+	})
+	t.Run("an or group scores only its own words", func(t *testing.T) {
+		r := newTestRepo(t)
+		r.commit("main", "", map[string]string{
+			"content/posts/c.md": md("Cat", "cat only"),
+			"content/posts/d.md": md("Dog", "dog alpha cat"),
+		})
+		m := newManager(t, r, nil)
+		mustCompile(t, m, "main", CompileOptions{})
+		for _, q := range []string{"dog zzz or cat", "alpha -dog or cat"} {
+			if got := searchIDs(t, m, q, "main"); len(got) != 2 || got[0] != "main|posts:c" {
+				t.Errorf("%q = %v; the cat document should rank first", q, got)
+			}
+		}
+	})
+	t.Run("a negated stop word excludes nothing", func(t *testing.T) {
+		r := newTestRepo(t)
+		r.commit("main", "", map[string]string{
+			"content/en/a.md": md("A", "alpha of the hills"),
+			"content/en/b.md": md("B", "alpha beta"),
+		})
+		m := newManager(t, r, map[string]string{"en": "en"})
+		mustCompile(t, m, "main", CompileOptions{})
+		want := searchIDs(t, m, "alpha", "main")
+		for _, q := range []string{"alpha -the", `alpha -"of the"`} {
+			if got := searchIDs(t, m, q, "main"); !reflect.DeepEqual(got, want) || len(want) != 2 {
+				t.Errorf("%q = %v, want %v", q, got, want)
+			}
+		}
+	})
+}
+
+// TestChainExclusionFollowsTheOverlay checks that a farther branch's
+// documents are hidden by what a nearer overlay holds when searched, not by
+// the IDs its last completed compile recorded: an overlay compiled in place
+// is searchable batch by batch.
+func TestChainExclusionFollowsTheOverlay(t *testing.T) {
+	r := newTestRepo(t)
+	r.commit("main", "", map[string]string{
+		"content/posts/a.md": md("A", "shared word main version"),
+		"content/posts/b.md": md("B", "shared word main version"),
+	})
+	r.commit("dev", "main", map[string]string{"content/posts/a.md": md("A", "shared word dev version")})
+	m := newManager(t, r, nil)
+	mustCompile(t, m, "main", CompileOptions{})
+	mustCompile(t, m, "dev", CompileOptions{Parent: "main"})
+	bi, err := m.get("dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A batch lands in the overlay as an in-place compile's would, before
+	// the compile records its IDs.
+	b := &builder{idx: bi.idx, an: m.an}
+	doc := &Document{Collection: "posts", Slug: "b", Path: "content/posts/b.md", Version: "0000", Data: map[string]any{"title": "B"}, Text: "shared word dev version"}
+	if err := b.index(doc, "dev"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.persist(); err != nil {
+		t.Fatal(err)
+	}
+	if bi.ids != nil && slices.Contains(bi.ids, "posts:b") {
+		t.Fatal("the test wants the recorded IDs to be stale")
+	}
+	got, total, _ := evalSearch(t, m, "shared", "", "dev", "main")
+	want := map[string]bool{"dev|posts:a": true, "dev|posts:b": true}
+	if !reflect.DeepEqual(got, want) || total != 2 {
+		t.Errorf("found %v (total %d), want %v", got, total, want)
 	}
 }

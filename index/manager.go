@@ -39,16 +39,21 @@ type Manager struct {
 	opt    Options
 	lock   *os.File
 
-	mapping *mapping.IndexMappingImpl
-	an      *analyzers
-	texts   *textCache
-	live    snapshotCache[[]*roaring.Bitmap] // per index segment: the documents a search may return
-	metas   snapshotCache[*readerMeta]
-	results *resultCache
-	chunks  *chunkCache
+	mapping  *mapping.IndexMappingImpl
+	an       *analyzers
+	texts    *textCache
+	live     snapshotCache[[]*roaring.Bitmap] // per index segment: the documents a search may return
+	snapIDs  snapshotCache[[]string]          // an overlay snapshot's document IDs
+	snapNums snapshotCache[uint64]            // snapshot numbers for cache keys
+	metas    snapshotCache[*readerMeta]
+	results  *resultCache
+	chunks   *chunkCache
 
 	// sizes, when set, replace the batch and stage sizes of builds (tests).
 	sizes buildSizes
+	// keepSegments stops reopened indexes from merging (tests that need
+	// several segments).
+	keepSegments bool
 
 	compileMu sync.Mutex
 	mu        sync.RWMutex // guards indexes and index swaps
@@ -297,11 +302,16 @@ func randomSuffix() string {
 // (newIndex): opened again, the index merges the small segments that
 // incremental compiles add, as Bleve does by default.
 func (m *Manager) runtimeConfig() map[string]any {
-	return map[string]any{
-		"bolt_timeout":           m.opt.LockWait.String(),
-		"scorchMergePlanOptions": map[string]any{"MaxSegmentsPerTier": 10, "FloorSegmentSize": 2000, "SegmentsPerMergeTask": 10},
+	plan := map[string]any{"MaxSegmentsPerTier": 10, "FloorSegmentSize": 2000, "SegmentsPerMergeTask": 10}
+	if m.keepSegments {
+		plan = neverMerge
 	}
+	return map[string]any{"bolt_timeout": m.opt.LockWait.String(), "scorchMergePlanOptions": plan}
 }
+
+// neverMerge is a tiered merge plan that is never over budget: it allows
+// ceil(documents / FloorSegmentSize) segments, and the floor is one document.
+var neverMerge = map[string]any{"MaxSegmentsPerTier": 1 << 20, "FloorSegmentSize": 1}
 
 // get returns the open index of branch, opening it from disk when needed;
 // nil with no error when the branch has no index.
@@ -389,9 +399,7 @@ func (bi *branchIndex) load() error {
 // them itself (a staged merger, and compact at the end), each document once.
 func (m *Manager) newIndex(path string) (bleve.Index, error) {
 	cfg := m.runtimeConfig()
-	// The tiered planner allows ceil(documents / FloorSegmentSize) segments;
-	// with a floor of one document no plan is ever over budget.
-	cfg["scorchMergePlanOptions"] = map[string]any{"MaxSegmentsPerTier": 1 << 20, "FloorSegmentSize": 1}
+	cfg["scorchMergePlanOptions"] = neverMerge
 	// Batches return once searchable; the build waits for persistence only
 	// before it merges and at its metadata batch (builder.persist).
 	cfg["unsafe_batch"] = true

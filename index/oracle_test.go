@@ -92,7 +92,7 @@ func (qb queryBuilder) clause(c Clause) query.Query {
 				alts = append(alts, q)
 			}
 		}
-		if !c.Prefix && len(qb.analyze(l, c.Text)) == 0 {
+		if !c.Prefix && !c.Negate && len(qb.analyze(l, c.Text)) == 0 {
 			// Only stop words in this language: it does not constrain its documents.
 			alts = append(alts, termQuery(fieldLang, l, 0.01))
 		}

@@ -81,8 +81,9 @@ func (m *Manager) clauseAlts(c Clause, langs []string) []planAlt {
 		alts = m.textAlt(alts, prefixTitle+l, l, c, boostTitle)
 		alts = m.textAlt(alts, prefixMeta+l, l, c, boostMeta)
 		alts = m.textAlt(alts, prefixBody+l, l, c, boostBody)
-		if !c.Prefix && len(m.an.forKey(l).Analyze([]byte(c.Text))) == 0 {
-			// Only stop words in this language: it does not constrain its documents.
+		if !c.Prefix && !c.Negate && len(m.an.forKey(l).Analyze([]byte(c.Text))) == 0 {
+			// Only stop words in this language: it does not constrain its
+			// documents (and, negated, excludes none of them).
 			alts = append(alts, planAlt{kind: altConst, field: fieldLang, text: l, boost: boostStopWords})
 		}
 	}

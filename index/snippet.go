@@ -352,8 +352,9 @@ func newTextCache(n int) *textCache { return &textCache{max: n, items: map[strin
 // any more.
 func (m *Manager) hitText(path, version string) (string, error) {
 	c := m.texts
+	key := path + "\x00" + version // the text may depend on the path (its collection)
 	c.mu.Lock()
-	text, ok := c.items[version]
+	text, ok := c.items[key]
 	c.mu.Unlock()
 	if ok {
 		return text, nil
@@ -369,13 +370,13 @@ func (m *Manager) hitText(path, version string) (string, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.items[version]; !ok {
+	if _, ok := c.items[key]; !ok {
 		if len(c.order) >= c.max {
 			delete(c.items, c.order[0])
 			c.order = c.order[1:]
 		}
-		c.items[version] = text
-		c.order = append(c.order, version)
+		c.items[key] = text
+		c.order = append(c.order, key)
 	}
 	return text, nil
 }
