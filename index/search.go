@@ -187,32 +187,15 @@ func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, 
 		page.nextCursor = encodeCursor(cursor{Offset: from + limit, Hash: hash})
 	}
 	top = top[:min(len(top), limit)]
-	type found struct {
-		id     string
-		score  float64
-		fields stored
-	}
-	hits := make([]found, len(top))
-	for i, mt := range top {
-		id, f, err := e.stored(mt)
-		if err != nil {
-			return nil, err
-		}
-		hits[i] = found{id, mt.score, f}
-	}
-	// Equal scores read by ID within a page, however the index was built.
-	sort.SliceStable(hits, func(i, j int) bool {
-		if hits[i].score != hits[j].score {
-			return hits[i].score > hits[j].score
-		}
-		return hits[i].id < hits[j].id
-	})
-	page.hits = make([]Hit, len(hits))
+	page.hits = make([]Hit, len(top))
 	marks := snippetTerms(pq)
-	err = forEachParallel(len(hits), func(i int) error {
-		h, f := hits[i], hits[i].fields
-		hit := Hit{Score: h.score, Path: f.path, Version: f.version, Branch: f.branch}
-		hit.Collection, hit.Slug, _ = strings.Cut(h.id, ":")
+	err = forEachParallel(len(top), func(i int) error {
+		id, f, err := e.stored(top[i])
+		if err != nil {
+			return err
+		}
+		hit := Hit{Score: top[i].score, Path: f.path, Version: f.version, Branch: f.branch}
+		hit.Collection, hit.Slug, _ = strings.Cut(id, ":")
 		if f.data != "" {
 			if err := json.Unmarshal([]byte(f.data), &hit.Data); err != nil {
 				return err
@@ -229,14 +212,22 @@ func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, 
 		page.hits[i] = hit
 		return nil
 	})
+	// Equal scores read by ID within a page, however the index was built.
+	sort.SliceStable(page.hits, func(i, j int) bool {
+		a, b := page.hits[i], page.hits[j]
+		if a.Score != b.Score {
+			return a.Score > b.Score
+		}
+		return DocID(a.Collection, a.Slug) < DocID(b.Collection, b.Slug)
+	})
 	if err != nil {
 		return nil, err
 	}
 	return page, nil
 }
 
-// forEachParallel calls fn(0) … fn(n-1) on up to GOMAXPROCS goroutines and
-// returns the first error.
+// forEachParallel calls fn(0) … fn(n-1) on up to GOMAXPROCS goroutines (the
+// caller's among them) and returns the first error.
 func forEachParallel(n int, fn func(i int) error) error {
 	workers := min(n, runtime.GOMAXPROCS(0))
 	if workers <= 1 {
@@ -249,20 +240,24 @@ func forEachParallel(n int, fn func(i int) error) error {
 	}
 	var next atomic.Int64
 	failed := make([]error, workers)
+	work := func(w int) {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= n || failed[w] != nil {
+				return
+			}
+			failed[w] = fn(i)
+		}
+	}
 	var wg sync.WaitGroup
-	for w := range workers {
+	for w := 1; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n || failed[w] != nil {
-					return
-				}
-				failed[w] = fn(i)
-			}
+			work(w)
 		}()
 	}
+	work(0) // the caller is a worker too
 	wg.Wait()
 	for _, err := range failed {
 		if err != nil {
