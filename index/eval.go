@@ -207,19 +207,21 @@ func (e *evaluation) gatherStats() error {
 		}
 		st.docs += n
 	}
+	// The scored terms, and each index's common-word pairs.
+	var terms []fieldTerm
 	for _, g := range e.p.groups {
 		for _, c := range g {
 			if c.negate {
 				continue
 			}
 			for _, a := range c.alts {
-				var terms []string
+				var words []string
 				switch a.kind {
 				case altTerm:
-					terms = []string{a.text}
+					words = []string{a.text}
 				case altPhrase:
 					for _, t := range a.terms {
-						terms = append(terms, t.term)
+						words = append(words, t.term)
 					}
 				default:
 					continue
@@ -233,45 +235,66 @@ func (e *evaluation) gatherStats() error {
 						card[a.field] += n
 					}
 				}
-				for _, t := range terms {
-					ft := fieldTerm{a.field, t}
-					if _, ok := st.df[ft]; ok {
-						continue
-					}
-					st.df[ft] = 0
-					for _, es := range e.snaps {
-						for _, s := range es.segs {
-							pl, err := s.postings(a.field, t)
-							if err != nil {
-								return err
-							}
-							st.df[ft] += liveCount(pl, s.seg.Deleted())
-						}
+				for _, w := range words {
+					ft := fieldTerm{a.field, w}
+					if _, ok := st.df[ft]; !ok {
+						st.df[ft] = 0
+						terms = append(terms, ft)
 					}
 				}
 			}
 		}
 	}
-	for _, es := range e.snaps {
+	pairs := make([][]fieldTerm, len(e.snaps))
+	for i, es := range e.snaps {
 		es.pairDF = map[string]uint64{}
 		for _, g := range e.p.groups {
 			for _, c := range g {
 				for _, a := range c.alts {
-					pairs := pairsOf(es.meta, a)
-					if a.kind != altPhrase || len(a.terms) != 2 || len(pairs) != 1 {
+					ps := pairsOf(es.meta, a)
+					if a.kind != altPhrase || len(a.terms) != 2 || len(ps) != 1 {
 						continue
 					}
-					if _, ok := es.pairDF[pairs[0]]; ok {
-						continue
-					}
-					for _, s := range es.segs {
-						pl, err := s.postings(prefixPair+a.lang, pairs[0])
-						if err != nil {
-							return err
-						}
-						es.pairDF[pairs[0]] += liveCount(pl, s.seg.Deleted())
+					if _, ok := es.pairDF[ps[0]]; !ok {
+						es.pairDF[ps[0]] = 0
+						pairs[i] = append(pairs[i], fieldTerm{prefixPair + a.lang, ps[0]})
 					}
 				}
+			}
+		}
+	}
+	// Count them segment by segment, the segments in parallel (each
+	// segment's postings lists stay for the search).
+	type job struct{ ci, si int }
+	var jobs []job
+	for ci, es := range e.snaps {
+		for si := range es.segs {
+			jobs = append(jobs, job{ci, si})
+		}
+	}
+	counts := make([][]uint64, len(jobs))
+	err := forEachParallel(len(jobs), func(j int) error {
+		s := e.snaps[jobs[j].ci].segs[jobs[j].si]
+		all := append(terms[:len(terms):len(terms)], pairs[jobs[j].ci]...)
+		counts[j] = make([]uint64, len(all))
+		for k, ft := range all {
+			pl, err := s.postings(ft.field, ft.term)
+			if err != nil {
+				return err
+			}
+			counts[j][k] = liveCount(pl, s.seg.Deleted())
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for j, c := range counts {
+		for k, n := range c {
+			if k < len(terms) {
+				st.df[terms[k]] += n
+			} else {
+				e.snaps[jobs[j].ci].pairDF[pairs[jobs[j].ci][k-len(terms)].term] += n
 			}
 		}
 	}
@@ -293,9 +316,15 @@ func liveCount(pl segment.PostingsList, deleted *roaring.Bitmap) uint64 {
 	return n - postingsBits(pl).AndCardinality(deleted)
 }
 
+// noDocs is the empty bitmap postingsBits shares.
+var noDocs = roaring.New()
+
 // postingsBits returns the documents of a postings list. The bitmap may be
 // the segment's own: callers never modify it.
 func postingsBits(pl segment.PostingsList) *roaring.Bitmap {
+	if pl.Count() == 0 {
+		return noDocs
+	}
 	it := pl.Iterator(false, false, false, nil)
 	if o, ok := it.(interface {
 		ActualBitmap() *roaring.Bitmap
@@ -306,9 +335,6 @@ func postingsBits(pl segment.PostingsList) *roaring.Bitmap {
 		}
 		if d, ok := o.DocNum1Hit(); ok {
 			return roaring.BitmapOf(uint32(d))
-		}
-		if pl.Count() == 0 {
-			return roaring.New()
 		}
 	}
 	b := roaring.New()
