@@ -59,8 +59,13 @@
 //     the segment that holds them, and their snippet from the blob through
 //     the Mapper's TextMapper, which converts the body in one pass without
 //     validating it; the hits of a page are prepared in parallel.
-//   - Chain searches resolve the IDs a farther branch must not show to
-//     per-segment bitmaps once per index snapshot (snapshot.go, eval.go).
+//   - A farther branch does not show the IDs the nearer overlays' snapshots
+//     hold when searched (so an overlay compiled in place hides exactly as
+//     far as it got); they are resolved to per-segment bitmaps once per
+//     snapshot and set (snapshot.go, eval.go).
+//   - Each "or" group scores only its own words; a body word's or phrase's
+//     score is added after the rest in every segment, so equal documents
+//     score exactly alike wherever they are.
 //   - An index is opened with Bleve's default tiered merge plan (a full
 //     build creates it with one that never merges), so the small segments
 //     incremental compiles add are merged in the background.
