@@ -11,28 +11,28 @@ import (
 	"github.com/graft-studio/graft/fixtures"
 )
 
-// evalSearch runs a query through the evaluator and returns every match as
-// "branch|id" and the total.
-func evalSearch(tb testing.TB, m *Manager, q, collection string, chain ...string) (map[string]bool, uint64, []float64) {
+// testChain parses q and returns the indexes of chain and their language
+// keys (the caller holds m.mu's read lock).
+func testChain(tb testing.TB, m *Manager, q string, chain []string) (*Query, []*branchIndex, []string) {
 	tb.Helper()
 	pq, err := ParseQuery(q)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	m.mu.RLock()
-	defer m.mu.RUnlock()
 	bis := make([]*branchIndex, len(chain))
-	langSet := map[string]bool{}
 	for i, b := range chain {
 		bis[i] = m.indexes[b]
-		for _, l := range bis[i].meta.Langs {
-			langSet[l] = true
-		}
 	}
-	langs := sortedKeys(langSet)
-	if len(langs) == 0 {
-		langs = []string{neutralKey}
-	}
+	return pq, bis, chainLangs(bis)
+}
+
+// evalSearch runs a query through the evaluator and returns every match as
+// "branch|id" and the total.
+func evalSearch(tb testing.TB, m *Manager, q, collection string, chain ...string) (map[string]bool, uint64, []float64) {
+	tb.Helper()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	pq, bis, langs := testChain(tb, m, q, chain)
 	e, err := m.openEvaluation(bis, m.newPlan(pq, langs), collection)
 	if err != nil {
 		tb.Fatal(err)

@@ -372,24 +372,9 @@ func (u unscoredQuery) Searcher(ctx context.Context, r bindex.IndexReader, m map
 // returns every match as "branch|id" and the total.
 func oracleSearch(tb testing.TB, m *Manager, q, collection string, chain ...string) (map[string]bool, uint64) {
 	tb.Helper()
-	pq, err := ParseQuery(q)
-	if err != nil {
-		tb.Fatal(err)
-	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	bis := make([]*branchIndex, len(chain))
-	langSet := map[string]bool{}
-	for i, b := range chain {
-		bis[i] = m.indexes[b]
-		for _, l := range bis[i].meta.Langs {
-			langSet[l] = true
-		}
-	}
-	langs := sortedKeys(langSet)
-	if len(langs) == 0 {
-		langs = []string{neutralKey}
-	}
+	pq, bis, langs := testChain(tb, m, q, chain)
 	qb := queryBuilder{an: m.an, langs: langs, metas: &m.metas}
 	var top query.Query = qb.build(pq)
 	if collection != "" {

@@ -124,7 +124,6 @@ func (m *Manager) Search(ctx context.Context, req SearchRequest) (SearchResult, 
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	chain := make([]*branchIndex, len(req.Chain))
-	langSet := map[string]bool{}
 	for i, b := range req.Chain {
 		chain[i] = m.indexes[b]
 		if chain[i] == nil {
@@ -133,14 +132,11 @@ func (m *Manager) Search(ctx context.Context, req SearchRequest) (SearchResult, 
 		if i < len(chain)-1 && !chain[i].meta.overlay() {
 			return res, errs.New(errs.InputValidationFailed, "branch %q is not an overlay; only the last branch of a chain may be a full index", b)
 		}
-		for _, l := range chain[i].meta.Langs {
-			langSet[l] = true
-		}
 	}
 	key := pageKey(req, limit, chain)
 	page, ok := m.results.get(key)
 	if !ok {
-		if page, err = m.searchPage(ctx, req, pq, chain, langSet, limit, after, hash); err != nil {
+		if page, err = m.searchPage(ctx, req, pq, chain, limit, after, hash); err != nil {
 			return res, err
 		}
 		page.key = key
@@ -163,12 +159,8 @@ func (m *Manager) Search(ctx context.Context, req SearchRequest) (SearchResult, 
 
 // searchPage runs one page of a search on the chain's indexes (held under
 // m.mu's read lock by the caller).
-func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, chain []*branchIndex, langSet map[string]bool, limit int, after *cursor, hash string) (*cachedPage, error) {
-	langs := sortedKeys(langSet)
-	if len(langs) == 0 {
-		langs = []string{neutralKey}
-	}
-	e, err := m.openEvaluation(chain, m.newPlan(pq, langs), req.Collection)
+func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, chain []*branchIndex, limit int, after *cursor, hash string) (*cachedPage, error) {
+	e, err := m.openEvaluation(chain, m.newPlan(pq, chainLangs(chain)), req.Collection)
 	if err != nil {
 		return nil, err
 	}
@@ -224,6 +216,21 @@ func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, 
 		return nil, err
 	}
 	return page, nil
+}
+
+// chainLangs returns the language keys of a chain's documents, sorted (the
+// neutral key when they name none): a query is analysed for each.
+func chainLangs(chain []*branchIndex) []string {
+	set := map[string]bool{}
+	for _, bi := range chain {
+		for _, l := range bi.meta.Langs {
+			set[l] = true
+		}
+	}
+	if len(set) == 0 {
+		return []string{neutralKey}
+	}
+	return sortedKeys(set)
 }
 
 // forEachParallel calls fn(0) … fn(n-1) on up to GOMAXPROCS goroutines (the
