@@ -395,7 +395,7 @@ type segState struct {
 	found *roaring.Bitmap
 	docs  []uint32
 	score []float64
-	// deferred are the expensive alternatives (many postings to read),
+	// deferred are the body's words and phrases (the long postings),
 	// scored in the second phase; rest is the most they add to a score.
 	deferred []scoredAlt
 	rest     float64
@@ -404,7 +404,8 @@ type segState struct {
 }
 
 // matchSegment finds the plan's documents in one segment and scores them
-// by every alternative but the expensive ones (the first phase of run).
+// by every alternative but the body's words and phrases (the first phase
+// of run).
 func (e *evaluation) matchSegment(chainPos int, es *evalSnap, si int, k int) (*segState, error) {
 	s := es.segs[si]
 	st := &segState{chain: chainPos, seg: s}
@@ -501,10 +502,10 @@ func (e *evaluation) matchSegment(chainPos int, es *evalSnap, si int, k int) (*s
 	return st, nil
 }
 
-// finishSegment scores the expensive alternatives of a segment for the
+// finishSegment scores the deferred alternatives of a segment for the
 // documents that can still rank among the best k, given theta, the k-th
 // best first-phase score of the whole search (MaxScore pruning: a document
-// whose score so far plus the most the expensive alternatives could add
+// whose score so far plus the most the deferred alternatives could add
 // stays below theta ends below at least k others), and returns its best k.
 func (e *evaluation) finishSegment(es *evalSnap, st *segState, theta float64, k int) ([]match, error) {
 	if st.total == 0 {
