@@ -38,7 +38,7 @@
 //     document merged once, the merges beside the indexing), a smaller one
 //     ends with one merge of all its segments.
 //   - Bleve builds and stores the indexes; graft answers queries itself
-//     (eval.go) from the segments' postings: a clause is the union of its
+//     (eval.go, match.go, score.go) from the segments' postings: a clause is the union of its
 //     fields' postings bitmaps, a group their intersection minus its
 //     exclusions, and the total a count. Only matches are scored (Bleve's
 //     BM25 flavour, statistics across the chain), in two phases over the

@@ -1,0 +1,294 @@
+package index
+
+import (
+	"sort"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
+)
+
+// segState is a segment's part of a search between its two phases: the
+// documents found, sorted, with their scores so far, and the alternatives
+// left to score.
+type segState struct {
+	chain int
+	seg   *evalSeg
+	total uint64
+	found *roaring.Bitmap
+	docs  []uint32
+	score []float64
+	// deferred are the body's words and phrases (the long postings),
+	// scored in the second phase; rest is the most they add to a score.
+	deferred []scoredAlt
+	rest     float64
+	// best are the k best scores of the first phase.
+	best []float64
+}
+
+// matchSegment finds the plan's documents in one segment and scores them
+// by every alternative but the body's words and phrases (the first phase
+// of run).
+func (e *evaluation) matchSegment(chainPos int, es *evalSnap, si int, k int) (*segState, error) {
+	s := es.segs[si]
+	st := &segState{chain: chainPos, seg: s}
+	// The documents this segment may answer with.
+	live := es.live[si] // shared: never modified
+	if e.filter != "" {
+		b, err := s.termBits(fieldCollection, e.filter)
+		if err != nil {
+			return nil, err
+		}
+		live = roaring.And(live, b)
+	}
+	if live.IsEmpty() {
+		return st, nil
+	}
+	// Match: every alternative's documents, then clauses, groups and the query.
+	altBits := make([][][]*roaring.Bitmap, len(e.p.groups))
+	groups := make([]*roaring.Bitmap, len(e.p.groups)) // each group's documents
+	found := roaring.New()
+	for gi, g := range e.p.groups {
+		altBits[gi] = make([][]*roaring.Bitmap, len(g))
+		var must, not []*roaring.Bitmap
+		for cj, c := range g {
+			clause := roaring.New()
+			altBits[gi][cj] = make([]*roaring.Bitmap, len(c.alts))
+			for ai, a := range c.alts {
+				b, err := e.altBits(es, s, a, live)
+				if err != nil {
+					return nil, err
+				}
+				altBits[gi][cj][ai] = b
+				clause.Or(b)
+			}
+			if c.negate {
+				not = append(not, clause)
+			} else {
+				must = append(must, clause)
+			}
+		}
+		if len(must) == 0 {
+			continue // only exclusions: the group matches nothing
+		}
+		sort.Slice(must, func(i, j int) bool { return must[i].GetCardinality() < must[j].GetCardinality() })
+		group := live.Clone()
+		for _, b := range must {
+			group.And(b)
+		}
+		for _, b := range not {
+			group.AndNot(b)
+		}
+		groups[gi] = group
+		found.Or(group)
+	}
+	st.total = found.GetCardinality()
+	if st.total == 0 {
+		return st, nil
+	}
+	st.found, st.docs = found, found.ToArray()
+	st.score = make([]float64, len(st.docs))
+	// An alternative scores the documents of its own group: a document
+	// found through another group of an "or" gets nothing from this one.
+	for gi, g := range e.p.groups {
+		group := groups[gi]
+		if group == nil {
+			continue
+		}
+		for cj, c := range g {
+			if c.negate {
+				continue
+			}
+			for ai, a := range c.alts {
+				bits := altBits[gi][cj][ai]
+				n := bits.AndCardinality(group)
+				if n == 0 {
+					continue
+				}
+				ub, err := e.altBound(es, s, a)
+				if err != nil {
+					return nil, err
+				}
+				x := scoredAlt{a, bits, group, n, ub}
+				if deferrable(a) {
+					st.deferred = append(st.deferred, x)
+					st.rest += ub
+					continue
+				}
+				if err := e.scoreAlt(es, s, a, bits, group, st.docs, st.score); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	st.best = bestScores(st.score, k)
+	return st, nil
+}
+
+// altBits returns the live documents an alternative matches.
+func (e *evaluation) altBits(es *evalSnap, s *evalSeg, a planAlt, live *roaring.Bitmap) (*roaring.Bitmap, error) {
+	var b *roaring.Bitmap
+	var err error
+	switch a.kind {
+	case altTerm, altConst:
+		b, err = s.termBits(a.field, a.text)
+	case altPrefix:
+		b, err = s.prefixBits(a.field, a.text)
+	case altPhrase:
+		return e.phraseBits(es, s, a, live)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return roaring.And(b, live), nil
+}
+
+// prefixBits returns the documents holding a word that starts with prefix.
+func (s *evalSeg) prefixBits(field, prefix string) (*roaring.Bitmap, error) {
+	d, err := s.dict(field)
+	if err != nil {
+		return nil, err
+	}
+	var end []byte
+	if prefix != "" {
+		end = prefixEnd([]byte(prefix))
+	}
+	var parts []*roaring.Bitmap
+	it := d.AutomatonIterator(nil, []byte(prefix), end)
+	for {
+		entry, err := it.Next()
+		if err != nil {
+			return nil, err
+		}
+		if entry == nil {
+			return roaring.FastOr(parts...), nil
+		}
+		pl, err := d.PostingsList([]byte(entry.Term), nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, postingsBits(pl))
+	}
+}
+
+// prefixEnd returns the first key after every key starting with prefix
+// (nil when there is none).
+func prefixEnd(prefix []byte) []byte {
+	end := append([]byte(nil), prefix...)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] < 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+// pairsOf returns the common-word pair terms of a body phrase in an index
+// that records pairs for its language.
+func pairsOf(meta *readerMeta, a planAlt) []string {
+	if a.lang == "" || meta == nil {
+		return nil
+	}
+	words := meta.common[a.lang]
+	var pairs []string
+	for i := 1; i < len(a.terms); i++ {
+		p, t := a.terms[i-1], a.terms[i]
+		if t.pos == p.pos+1 && words[p.term] && words[t.term] {
+			pairs = append(pairs, p.term+" "+t.term)
+		}
+	}
+	return pairs
+}
+
+// phraseBits returns the live documents holding the phrase: those holding
+// every word (and every common-word pair), with the words' positions
+// checked unless the phrase is one pair.
+func (e *evaluation) phraseBits(es *evalSnap, s *evalSeg, a planAlt, live *roaring.Bitmap) (*roaring.Bitmap, error) {
+	cand := live.Clone()
+	pairs := pairsOf(es.meta, a)
+	for _, p := range pairs {
+		b, err := s.termBits(prefixPair+a.lang, p)
+		if err != nil {
+			return nil, err
+		}
+		cand.And(b)
+	}
+	if len(a.terms) == 2 && len(pairs) == 1 {
+		return cand, nil // the pair is the phrase
+	}
+	for _, t := range a.terms {
+		if cand.IsEmpty() {
+			return cand, nil
+		}
+		b, err := s.termBits(a.field, t.term)
+		if err != nil {
+			return nil, err
+		}
+		cand.And(b)
+	}
+	if cand.IsEmpty() {
+		return cand, nil
+	}
+	// Check positions.
+	its := make([]segment.PostingsIterator, len(a.terms))
+	for i, t := range a.terms {
+		pl, err := s.postings(a.field, t.term)
+		if err != nil {
+			return nil, err
+		}
+		its[i] = pl.Iterator(false, false, true, nil)
+	}
+	out := roaring.New()
+	locs := make([][]segment.Location, len(a.terms))
+	for _, d := range cand.ToArray() {
+		for i, it := range its {
+			p, err := it.Advance(uint64(d))
+			if err != nil {
+				return nil, err
+			}
+			if p == nil || p.Number() != uint64(d) {
+				locs[i] = nil
+				continue
+			}
+			locs[i] = p.Locations()
+		}
+		if phraseAt(a.terms, locs) {
+			out.Add(d)
+		}
+	}
+	return out, nil
+}
+
+// phraseAt reports whether the terms' locations in one document hold the
+// phrase: each term at its offset from the first, in one array element.
+func phraseAt(terms []phraseTerm, locs [][]segment.Location) bool {
+	for _, first := range locs[0] {
+		ok := true
+		for i := 1; i < len(terms) && ok; i++ {
+			want := first.Pos() + uint64(terms[i].pos-terms[0].pos)
+			ok = false
+			for _, l := range locs[i] {
+				if l.Pos() == want && sameArray(l.ArrayPositions(), first.ArrayPositions()) {
+					ok = true
+					break
+				}
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+func sameArray(a, b []uint64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

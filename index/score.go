@@ -1,0 +1,304 @@
+package index
+
+import (
+	"math"
+	"strings"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/blevesearch/bleve/v2/search"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
+)
+
+// finishSegment scores the deferred alternatives of a segment for the
+// documents that can still rank among the best k, given theta, the k-th
+// best first-phase score of the whole search (MaxScore pruning: a document
+// whose score so far plus the most the deferred alternatives could add
+// stays below theta ends below at least k others), and returns its best k.
+func (e *evaluation) finishSegment(es *evalSnap, st *segState, theta float64, k int) ([]match, error) {
+	if st.total == 0 {
+		return nil, nil
+	}
+	play := st.found
+	if len(st.deferred) > 0 && len(st.docs) >= pruneMin {
+		play = keepRanking(play, st.docs, st.score, st.rest, theta)
+	}
+	for _, x := range st.deferred { // in the plan's order, as in every segment
+		in := x.group
+		if play != st.found {
+			in = roaring.And(x.group, play)
+		}
+		if err := e.scoreAlt(es, st.seg, x.a, x.bits, in, st.docs, st.score); err != nil {
+			return nil, err
+		}
+	}
+	h := topK{k: k}
+	for i, d := range st.docs {
+		if play == st.found || play.Contains(d) {
+			h.push(match{score: st.score[i], chain: st.chain, num: st.seg.offset + uint64(d), seg: st.seg, local: uint64(d)})
+		}
+	}
+	return h.items, nil
+}
+
+// scoredAlt is an alternative that matches cost of its group's documents
+// in a segment, each scoring at most ub.
+type scoredAlt struct {
+	a     planAlt
+	bits  *roaring.Bitmap
+	group *roaring.Bitmap
+	cost  uint64
+	ub    float64
+}
+
+// deferrable reports whether an alternative is scored in the second phase:
+// words and phrases of the body, whose postings are the long ones. The rule
+// is the same in every segment, so a document's score adds up in the same
+// order wherever it is (equal documents score exactly alike).
+func deferrable(a planAlt) bool {
+	return (a.kind == altTerm || a.kind == altPhrase) && strings.HasPrefix(a.field, prefixBody)
+}
+
+// pruneMin is the fewest documents a segment must find for pruning to be
+// worth its cost (a variable for tests).
+var pruneMin = 1024
+
+// keepRanking returns the documents of play that may still rank: those
+// whose score plus rest reaches theta.
+func keepRanking(play *roaring.Bitmap, docs []uint32, scores []float64, rest, theta float64) *roaring.Bitmap {
+	if math.IsInf(theta, -1) {
+		return play
+	}
+	var keep []uint32
+	for j, d := range docs {
+		if scores[j]+rest >= theta {
+			keep = append(keep, d)
+		}
+	}
+	if len(keep) == len(docs) {
+		return play
+	}
+	return roaring.BitmapOf(keep...)
+}
+
+// bestScores returns the k best of scores, in no order.
+func bestScores(scores []float64, k int) []float64 {
+	if k <= 0 {
+		return nil
+	}
+	h := make([]float64, 0, k) // min-heap
+	for _, v := range scores {
+		if len(h) < k {
+			h = append(h, v)
+			for c := len(h) - 1; c > 0 && h[(c-1)/2] > h[c]; c = (c - 1) / 2 {
+				h[c], h[(c-1)/2] = h[(c-1)/2], h[c]
+			}
+			continue
+		}
+		if v <= h[0] {
+			continue
+		}
+		h[0] = v
+		for c := 0; ; {
+			l, m := 2*c+1, c
+			if l < k && h[l] < h[m] {
+				m = l
+			}
+			if l+1 < k && h[l+1] < h[m] {
+				m = l + 1
+			}
+			if m == c {
+				break
+			}
+			h[c], h[m] = h[m], h[c]
+			c = m
+		}
+	}
+	return h
+}
+
+// altBound is the most an alternative adds to a document's score: Bleve's
+// BM25 term weight stays below k1.
+func (e *evaluation) altBound(es *evalSnap, s *evalSeg, a planAlt) (float64, error) {
+	term := func(df, n uint64, avgLen float64) float64 {
+		if avgLen <= 0 {
+			return math.Inf(1)
+		}
+		return a.boost * idf(df, n) * search.BM25_k1
+	}
+	switch a.kind {
+	case altConst, altPrefix:
+		return a.boost, nil
+	case altTerm:
+		return term(e.stats.df[fieldTerm{a.field, a.text}], e.stats.docs, e.stats.avgLen[a.field]), nil
+	}
+	if pairs := pairsOf(es.meta, a); len(a.terms) == 2 && len(pairs) == 1 {
+		df, n, avg, err := pairStats(es, a.lang, pairs[0])
+		return term(df, n, avg), err
+	}
+	ub := 0.0
+	for _, t := range a.terms {
+		ub += term(e.stats.df[fieldTerm{a.field, t.term}], e.stats.docs, e.stats.avgLen[a.field])
+	}
+	return ub, nil
+}
+
+// pairStats are the statistics a common-word pair is scored with: its own
+// index's (overlays hold no pairs), gathered before the segments run.
+func pairStats(es *evalSnap, lang, pair string) (df, n uint64, avgLen float64, err error) {
+	field := prefixPair + lang
+	if n, err = es.snap.DocCount(); err != nil {
+		return 0, 0, 0, err
+	}
+	card, err := es.snap.FieldCardinality(field)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if n > 0 {
+		avgLen = math.Ceil(float64(card) / float64(n))
+	}
+	return es.pairDF[pair], n, avgLen, nil
+}
+
+// idf is BM25's inverse document frequency.
+func idf(df, n uint64) float64 {
+	return math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+// scoreAlt adds an alternative's score to the documents found (docs,
+// sorted; found as a bitmap) that it matches (bits).
+func (e *evaluation) scoreAlt(es *evalSnap, s *evalSeg, a planAlt, bits, found *roaring.Bitmap, docs []uint32, scores []float64) error {
+	if bits.IsEmpty() || (a.boost == 0 && a.kind != altTerm && a.kind != altPhrase) {
+		return nil
+	}
+	want := roaring.And(bits, found).ToArray()
+	switch a.kind {
+	case altConst, altPrefix:
+		j := 0
+		for _, d := range want {
+			for docs[j] < d {
+				j++
+			}
+			scores[j] += a.boost
+		}
+		return nil
+	case altTerm:
+		return scoreTerm(s, a.field, a.text, a.boost, e.stats.df[fieldTerm{a.field, a.text}], e.stats.docs, e.stats.avgLen[a.field], want, docs, scores)
+	}
+	// A phrase scores as the sum of its words, or as its pair when it is one.
+	if pairs := pairsOf(es.meta, a); len(a.terms) == 2 && len(pairs) == 1 {
+		df, n, avg, err := pairStats(es, a.lang, pairs[0])
+		if err != nil {
+			return err
+		}
+		return scoreTerm(s, prefixPair+a.lang, pairs[0], a.boost, df, n, avg, want, docs, scores)
+	}
+	for _, t := range a.terms {
+		if err := scoreTerm(s, a.field, t.term, a.boost, e.stats.df[fieldTerm{a.field, t.term}], e.stats.docs, e.stats.avgLen[a.field], want, docs, scores); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scoreTerm adds a term's BM25 score to the documents want (sorted, a
+// subset of docs, all holding the term).
+func scoreTerm(s *evalSeg, field, term string, boost float64, df, n uint64, avgLen float64, want, docs []uint32, scores []float64) error {
+	pl, err := s.postings(field, term)
+	if err != nil {
+		return err
+	}
+	w := boost * idf(df, n)
+	it := pl.Iterator(true, true, false, nil)
+	// Walk the postings when the documents to score are a good share of
+	// them, else jump to each document.
+	walk := uint64(len(want))*8 >= pl.Count()
+	var p segment.Posting
+	j := 0
+	for _, d := range want {
+		for docs[j] < d {
+			j++
+		}
+		if p == nil || p.Number() < uint64(d) {
+			if walk {
+				for p, err = it.Next(); err == nil && p != nil && p.Number() < uint64(d); p, err = it.Next() {
+				}
+			} else {
+				p, err = it.Advance(uint64(d))
+			}
+			if err != nil {
+				return err
+			}
+			if p == nil {
+				return nil
+			}
+		}
+		if p.Number() == uint64(d) {
+			scores[j] += w * bm25(p.Frequency(), p.Norm(), avgLen)
+		}
+	}
+	return nil
+}
+
+// bm25 is Bleve's BM25 term weight without the idf: square-rooted term
+// frequency, field length from the norm.
+func bm25(freq uint64, norm, avgLen float64) float64 {
+	tf := math.Sqrt(float64(freq))
+	if avgLen <= 0 {
+		return tf * norm
+	}
+	fieldLen := 1 / (norm * norm)
+	return tf * search.BM25_k1 / (tf + search.BM25_k1*(1-search.BM25_b+search.BM25_b*fieldLen/avgLen))
+}
+
+// topK keeps the best k matches (a min-heap on the order of before).
+type topK struct {
+	k     int
+	items []match
+}
+
+func (h *topK) push(m match) {
+	if h.k <= 0 {
+		return
+	}
+	if len(h.items) < h.k {
+		h.items = append(h.items, m)
+		h.up(len(h.items) - 1)
+		return
+	}
+	if !m.before(h.items[0]) {
+		return
+	}
+	h.items[0] = m
+	h.down(0)
+}
+
+// worse reports whether item i ranks below item j (the heap's order).
+func (h *topK) worse(i, j int) bool { return h.items[j].before(h.items[i]) }
+
+func (h *topK) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h.worse(i, p) {
+			return
+		}
+		h.items[i], h.items[p] = h.items[p], h.items[i]
+		i = p
+	}
+}
+
+func (h *topK) down(i int) {
+	for {
+		l, small := 2*i+1, i
+		if l < len(h.items) && h.worse(l, small) {
+			small = l
+		}
+		if r := l + 1; r < len(h.items) && h.worse(r, small) {
+			small = r
+		}
+		if small == i {
+			return
+		}
+		h.items[i], h.items[small] = h.items[small], h.items[i]
+		i = small
+	}
+}
