@@ -38,9 +38,9 @@
 //     document merged once, the merges beside the indexing), a smaller one
 //     ends with one merge of all its segments.
 //   - Bleve builds and stores the indexes; graft answers queries itself
-//     (eval.go, match.go, score.go) from the segments' postings: a clause is the union of its
-//     fields' postings bitmaps, a group their intersection minus its
-//     exclusions, and the total a count. Only matches are scored (Bleve's
+//     (eval.go, match.go, score.go) from the segments' postings: a clause
+//     is the union of its fields' postings bitmaps, a group their
+//     intersection minus its exclusions, and the total a count. Only matches are scored (Bleve's
 //     BM25 flavour, statistics across the chain), in two phases over the
 //     segments in parallel: slug, title, frontmatter and small postings
 //     first, then the large body postings only for the documents whose
