@@ -100,15 +100,14 @@ func (e *evaluation) matchSegment(chainPos int, es *evalSnap, si int, k int) (*s
 			}
 			for ai, a := range c.alts {
 				bits := altBits[gi][cj][ai]
-				n := bits.AndCardinality(group)
-				if n == 0 {
+				if !bits.Intersects(group) {
 					continue
 				}
 				ub, err := e.altBound(es, s, a)
 				if err != nil {
 					return nil, err
 				}
-				x := scoredAlt{a, bits, group, n, ub}
+				x := scoredAlt{a, bits, group, ub}
 				if deferrable(a) {
 					st.deferred = append(st.deferred, x)
 					st.rest += ub

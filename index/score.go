@@ -40,13 +40,12 @@ func (e *evaluation) finishSegment(es *evalSnap, st *segState, theta float64, k 
 	return h.items, nil
 }
 
-// scoredAlt is an alternative that matches cost of its group's documents
-// in a segment, each scoring at most ub.
+// scoredAlt is an alternative that matches some of its group's documents
+// (bits) in a segment, each scoring at most ub.
 type scoredAlt struct {
 	a     planAlt
 	bits  *roaring.Bitmap
 	group *roaring.Bitmap
-	cost  uint64
 	ub    float64
 }
 
