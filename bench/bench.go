@@ -14,7 +14,6 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -124,8 +123,9 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 	editable := src.paths
 	var incr, writes []time.Duration
 	for i := 0; i < incrementalRuns; i++ {
-		p := editable[(i*7919)%len(editable)]
-		data, err := edited(src, p, i+1)
+		k := (i * 7919) % len(editable)
+		p := editable[k]
+		data, err := src.read(k, i+1)
 		if err != nil {
 			return res, err
 		}
@@ -186,7 +186,7 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 // source is a corpus that is never held in memory as a whole: its files are
 // generated or read again when needed.
 type source struct {
-	// paths are the repository paths of the documents, sorted.
+	// paths are the repository paths of the documents (a folder's sorted).
 	paths []string
 	// cfg is the graft.yaml to use.
 	cfg string
@@ -206,7 +206,6 @@ func corpus(opt Options, gen *fixtures.Synthetic) (*source, error) {
 		for i := range paths {
 			paths[i] = gen.Path(i)
 		}
-		// Synthetic paths sort in document order (zero-padded numbers).
 		return &source{paths: paths, cfg: fixtures.SyntheticConfig,
 			read: func(i, rev int) ([]byte, error) { return gen.Doc(i, rev), nil }}, nil
 	}
@@ -276,16 +275,6 @@ func commitCorpus(ctx context.Context, r *repo.Repo, src *source, sig repo.Signa
 	return total, nil
 }
 
-// edited returns revision rev of the document at p: a synthetic revision, or
-// the file with a line appended.
-func edited(src *source, p string, rev int) ([]byte, error) {
-	i, ok := slices.BinarySearch(src.paths, p)
-	if !ok {
-		return nil, fmt.Errorf("bench: %s is not in the corpus", p)
-	}
-	return src.read(i, rev)
-}
-
 // buildChain creates three preview branches main → bench/level-1 →
 // bench/level-2 → bench/level-3, each overriding a third of 1% of the documents.
 func buildChain(ctx context.Context, r *repo.Repo, src *source, sig repo.Signature) (string, error) {
@@ -299,8 +288,9 @@ func buildChain(ctx context.Context, r *repo.Repo, src *source, sig repo.Signatu
 		}
 		var changes []repo.Change
 		for i := level; i < override; i += 3 {
-			p := paths[(i*104729)%len(paths)]
-			data, err := edited(src, p, 100+level)
+			k := (i * 104729) % len(paths)
+			p := paths[k]
+			data, err := src.read(k, 100+level)
 			if err != nil {
 				return "", err
 			}

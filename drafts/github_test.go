@@ -595,3 +595,31 @@ func TestRetryTransport(t *testing.T) {
 		})
 	}
 }
+
+// TestGitHubHasLocally pins the rule a rebuild relies on when it could not
+// fetch the tip it read: the local clone holds it when its branch is at that
+// tip or has moved past it, and not when the tip is unknown to it.
+func TestGitHubHasLocally(t *testing.T) {
+	e := newGHEnv(t, nil)
+	tip, _, err := e.local.Head("main")
+	if err != nil || tip == "" {
+		t.Fatalf("local main: %q, %v", tip, err)
+	}
+	if !e.pub.hasLocally("main", tip) {
+		t.Error("the local head itself is not held")
+	}
+	sig := repo.Signature{Name: "t", Email: "t@graft.invalid"}
+	if _, err := e.local.Commit(context.Background(), repo.CommitRequest{Branch: "main", Message: "Later", Author: sig,
+		Changes: []repo.Change{{Path: "content/later.md", Content: []byte("later\n")}}}); err != nil {
+		t.Fatal(err)
+	}
+	if !e.pub.hasLocally("main", tip) {
+		t.Error("a tip the local branch has moved past is not held")
+	}
+	if e.pub.hasLocally("main", strings.Repeat("ab", 20)) {
+		t.Error("an unknown commit is held")
+	}
+	if e.pub.hasLocally("no-such-branch", tip) {
+		t.Error("a missing branch holds a commit")
+	}
+}

@@ -19,14 +19,7 @@ func TestChunkTokensEqualWholeText(t *testing.T) {
 		"  leading and trailing spaces \u00a0 nbsp\u2003em-space  ",
 		"",
 	}
-	mp, err := newMapping()
-	if err != nil {
-		t.Fatal(err)
-	}
-	an, err := newAnalyzers(mp)
-	if err != nil {
-		t.Fatal(err)
-	}
+	an := testAnalyzers(t)
 	keys := map[string]bool{neutralKey: true}
 	for _, k := range languageKeys {
 		keys[k] = true
@@ -111,14 +104,7 @@ func sameSet(a, b []string) bool {
 // Skipping chunks that cannot match leaves the matches of neutral ASCII
 // text unchanged.
 func TestCandidateChunksKeepMatches(t *testing.T) {
-	mp, err := newMapping()
-	if err != nil {
-		t.Fatal(err)
-	}
-	an, err := newAnalyzers(mp)
-	if err != nil {
-		t.Fatal(err)
-	}
+	an := testAnalyzers(t)
 	a := an.forKey(neutralKey)
 	text := "The Runner's shoes, running quickly; can't STOP at 3.14 or e.g. foo_bar. Run-time runs (run) x86_64 RUN."
 	queries := []struct {
@@ -152,12 +138,30 @@ func TestCandidateChunksKeepMatches(t *testing.T) {
 			}
 			return out
 		}
-		all, some := matches(chunks), matches(candidateChunks(text, neutralKey, chunks, terms, q.prefixes))
+		cand := candidateChunks(text, neutralKey, chunks, terms, q.prefixes)
+		all, some := matches(chunks), matches(cand)
 		if !reflect.DeepEqual(all, some) {
 			t.Errorf("%v %v: all chunks give %v, candidates %v", q.terms, q.prefixes, all, some)
 		}
-		if len(q.terms)+len(q.prefixes) > 0 && q.terms != nil && q.terms[0] == "run" && len(all) == 0 {
+		if len(q.terms) > 0 && q.terms[0] == "run" && len(all) == 0 {
 			t.Error("the test text should match run")
 		}
+		if len(all) == 0 && len(cand) >= len(chunks) {
+			t.Errorf("%v %v: nothing matches, yet every chunk stays a candidate", q.terms, q.prefixes)
+		}
 	}
+}
+
+// testAnalyzers returns the analyzers of a fresh mapping.
+func testAnalyzers(tb testing.TB) *analyzers {
+	tb.Helper()
+	mp, err := newMapping()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	an, err := newAnalyzers(mp)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return an
 }

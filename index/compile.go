@@ -328,10 +328,14 @@ func (f *flow) acquire(batch *bindex.Batch, docs int) error {
 	case <-f.ctx.Done():
 		return f.ctx.Err()
 	}
+	then := batch.PersistedCallback() // persist's, when it flushes this batch
 	batch.SetPersistedCallback(func(err error) {
 		<-f.slots
 		if err == nil && f.persisted != nil {
 			f.persisted(docs)
+		}
+		if then != nil {
+			then(err)
 		}
 	})
 	return nil

@@ -31,13 +31,13 @@ var errNotScorch = errors.New("index: not a scorch index")
 
 // evalSnap is one index of the chain, held open for a search.
 type evalSnap struct {
-	bi   *branchIndex
 	snap *scorch.IndexSnapshot
+	docs uint64 // live documents, tombstones included
 	segs []*evalSeg
 	meta *readerMeta
-	// pairDF is the document frequency in this index of the common-word
-	// pairs the plan's phrases are answered by.
-	pairDF map[string]uint64
+	// pairs are the statistics, in this index, of the common-word pairs
+	// that answer the plan's two-word phrases (overlays hold no pairs).
+	pairs map[string]*termStats
 	// live holds, per segment, the documents it may answer with: neither
 	// deleted nor replaced by a nearer branch (shared: never modified).
 	live []*roaring.Bitmap
@@ -54,11 +54,22 @@ type evalSeg struct {
 
 type fieldTerm struct{ field, term string }
 
+// termStats are the statistics BM25 scores one term with.
+type termStats struct {
+	df, docs uint64
+	avgLen   float64
+}
+
 // evalStats are the chain-wide statistics BM25 needs.
 type evalStats struct {
 	docs   uint64
 	avgLen map[string]float64
 	df     map[fieldTerm]uint64
+}
+
+// of returns the statistics of a term of a field.
+func (st evalStats) of(field, term string) termStats {
+	return termStats{df: st.df[fieldTerm{field, term}], docs: st.docs, avgLen: st.avgLen[field]}
 }
 
 // match is a document found, before its fields are read.
@@ -81,18 +92,21 @@ func (a match) before(b match) bool {
 	return a.num < b.num
 }
 
+// segJob names a segment: ci in the chain, si in its index.
+type segJob struct{ ci, si int }
+
 // evaluation is one search's view of the chain.
 type evaluation struct {
-	m      *Manager
 	p      plan
 	snaps  []*evalSnap
+	jobs   []segJob // every segment of the chain
 	stats  evalStats
 	filter string // collection filter
 }
 
 // openEvaluation opens the chain's indexes for a search; close releases them.
 func (m *Manager) openEvaluation(chain []*branchIndex, p plan, collection string) (*evaluation, error) {
-	e := &evaluation{m: m, p: p, filter: collection}
+	e := &evaluation{p: p, filter: collection}
 	ok := false
 	defer func() {
 		if !ok {
@@ -115,7 +129,7 @@ func (m *Manager) openEvaluation(chain []*branchIndex, p plan, collection string
 			r.Close()
 			return nil, errNotScorch
 		}
-		es := &evalSnap{bi: bi, snap: snap}
+		es := &evalSnap{snap: snap}
 		e.snaps = append(e.snaps, es)
 		if es.meta, err = readerMetaOf(&m.metas, snap); err != nil {
 			return nil, err
@@ -151,13 +165,20 @@ func (m *Manager) openEvaluation(chain []*branchIndex, p plan, collection string
 		if i == len(chain)-1 {
 			break // the farthest index hides nothing
 		}
-		mine, err := m.snapIDs.get(snap, "", func() ([]string, error) { return snapshotIDs(es.segs) })
+		ov, err := m.overlays.get(snap, "", func() (*overlaySnap, error) {
+			ids, err := snapshotIDs(es.segs)
+			return &overlaySnap{num: snapshotSeq.Add(1), ids: ids}, err
+		})
 		if err != nil {
 			return nil, err
 		}
-		num, _ := m.snapNums.get(snap, "", func() (uint64, error) { return snapshotSeq.Add(1), nil })
-		excluded = append(excluded[:len(excluded):len(excluded)], mine...)
-		key += strconv.FormatUint(num, 36) + "."
+		excluded = append(excluded[:len(excluded):len(excluded)], ov.ids...)
+		key += strconv.FormatUint(ov.num, 36) + "."
+	}
+	for ci, es := range e.snaps {
+		for si := range es.segs {
+			e.jobs = append(e.jobs, segJob{ci, si})
+		}
 	}
 	if err := e.gatherStats(); err != nil {
 		return nil, err
@@ -166,8 +187,15 @@ func (m *Manager) openEvaluation(chain []*branchIndex, p plan, collection string
 	return e, nil
 }
 
-// snapshotSeq numbers index snapshots for cache keys: a number is never
-// reused, unlike a pointer.
+// overlaySnap is what a farther index's search needs of a nearer overlay's
+// snapshot: a number for cache keys (never reused, unlike a pointer) and
+// the IDs it holds.
+type overlaySnap struct {
+	num uint64
+	ids []string
+}
+
+// snapshotSeq numbers overlay snapshots.
 var snapshotSeq atomic.Uint64
 
 // snapshotIDs lists the IDs of a snapshot's live documents (an overlay's
@@ -203,6 +231,7 @@ func (e *evaluation) gatherStats() error {
 		if err != nil {
 			return err
 		}
+		es.docs = n
 		st.docs += n
 	}
 	// The scored terms, and each index's common-word pairs.
@@ -245,31 +274,31 @@ func (e *evaluation) gatherStats() error {
 	}
 	pairs := make([][]fieldTerm, len(e.snaps))
 	for i, es := range e.snaps {
-		es.pairDF = map[string]uint64{}
+		es.pairs = map[string]*termStats{}
 		for _, g := range e.p.groups {
 			for _, c := range g {
 				for _, a := range c.alts {
-					ps := pairsOf(es.meta, a)
-					if a.kind != altPhrase || len(a.terms) != 2 || len(ps) != 1 {
+					pair, ok := singlePair(es.meta, a)
+					if !ok || es.pairs[pair] != nil {
 						continue
 					}
-					if _, ok := es.pairDF[ps[0]]; !ok {
-						es.pairDF[ps[0]] = 0
-						pairs[i] = append(pairs[i], fieldTerm{prefixPair + a.lang, ps[0]})
+					ps := &termStats{docs: es.docs}
+					card, err := es.snap.FieldCardinality(prefixPair + a.lang)
+					if err != nil {
+						return err
 					}
+					if ps.docs > 0 {
+						ps.avgLen = math.Ceil(float64(card) / float64(ps.docs))
+					}
+					es.pairs[pair] = ps
+					pairs[i] = append(pairs[i], fieldTerm{prefixPair + a.lang, pair})
 				}
 			}
 		}
 	}
 	// Count them segment by segment, the segments in parallel (each
 	// segment's postings lists stay for the search).
-	type job struct{ ci, si int }
-	var jobs []job
-	for ci, es := range e.snaps {
-		for si := range es.segs {
-			jobs = append(jobs, job{ci, si})
-		}
-	}
+	jobs := e.jobs
 	counts := make([][]uint64, len(jobs))
 	err := forEachParallel(len(jobs), func(j int) error {
 		s := e.snaps[jobs[j].ci].segs[jobs[j].si]
@@ -292,7 +321,7 @@ func (e *evaluation) gatherStats() error {
 			if k < len(terms) {
 				st.df[terms[k]] += n
 			} else {
-				e.snaps[jobs[j].ci].pairDF[pairs[jobs[j].ci][k-len(terms)].term] += n
+				e.snaps[jobs[j].ci].pairs[pairs[jobs[j].ci][k-len(terms)].term].df += n
 			}
 		}
 	}
@@ -389,13 +418,7 @@ func (s *evalSeg) termBits(field, term string) (*roaring.Bitmap, error) {
 // expensive scores for the documents that can still rank among the best k
 // of the whole search (finishSegment).
 func (e *evaluation) run(ctx context.Context, k int) (uint64, []match, error) {
-	type job struct{ ci, si int }
-	var jobs []job
-	for ci, es := range e.snaps {
-		for si := range es.segs {
-			jobs = append(jobs, job{ci, si})
-		}
-	}
+	jobs := e.jobs
 	states := make([]*segState, len(jobs))
 	err := forEachParallel(len(jobs), func(i int) error {
 		if err := ctx.Err(); err != nil {
@@ -430,7 +453,7 @@ func (e *evaluation) run(ctx context.Context, k int) (uint64, []match, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	h := topK{k: k}
+	h := topK[match]{k: k, before: match.before}
 	for _, r := range results {
 		for _, m := range r {
 			h.push(m)

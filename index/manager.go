@@ -43,8 +43,7 @@ type Manager struct {
 	an       *analyzers
 	texts    *textCache
 	live     snapshotCache[[]*roaring.Bitmap] // per index segment: the documents a search may return
-	snapIDs  snapshotCache[[]string]          // an overlay snapshot's document IDs
-	snapNums snapshotCache[uint64]            // snapshot numbers for cache keys
+	overlays snapshotCache[*overlaySnap]      // nearer overlays' numbers and IDs
 	metas    snapshotCache[*readerMeta]
 	results  *resultCache
 	chunks   *chunkCache
@@ -68,8 +67,6 @@ type branchIndex struct {
 	// gen names this state of the index (nextGeneration): an index that
 	// changes is installed as a new branchIndex.
 	gen uint64
-	// ids are the document IDs (documents and tombstones) of an overlay.
-	ids []string
 }
 
 // indexMeta is what an index records about itself (Bleve internal metadata).
@@ -302,7 +299,7 @@ func randomSuffix() string {
 // (newIndex): opened again, the index merges the small segments that
 // incremental compiles add, as Bleve does by default.
 func (m *Manager) runtimeConfig() map[string]any {
-	plan := map[string]any{"MaxSegmentsPerTier": 10, "FloorSegmentSize": 2000, "SegmentsPerMergeTask": 10}
+	plan := map[string]any{"MaxSegmentsPerTier": 10, "FloorSegmentSize": 2000, "SegmentsPerMergeTask": 10} // Bleve's defaults
 	if m.keepSegments {
 		plan = neverMerge
 	}
@@ -383,13 +380,6 @@ func (bi *branchIndex) load() error {
 	}
 	if bi.meta.Format != metaFormat {
 		return fmt.Errorf("index format %d, want %d", bi.meta.Format, metaFormat)
-	}
-	if bi.meta.overlay() {
-		st, err := readOverlay(bi.idx)
-		if err != nil {
-			return err
-		}
-		bi.ids = st.ids()
 	}
 	return nil
 }

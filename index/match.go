@@ -103,10 +103,7 @@ func (e *evaluation) matchSegment(chainPos int, es *evalSnap, si int, k int) (*s
 				if !bits.Intersects(group) {
 					continue
 				}
-				ub, err := e.altBound(es, s, a)
-				if err != nil {
-					return nil, err
-				}
+				ub := e.altBound(es, a)
 				x := scoredAlt{a, bits, group, ub}
 				if deferrable(a) {
 					st.deferred = append(st.deferred, x)
@@ -197,6 +194,18 @@ func pairsOf(meta *readerMeta, a planAlt) []string {
 		}
 	}
 	return pairs
+}
+
+// singlePair returns the pair term of a two-word phrase that is one
+// common-word pair in the index: the pair answers it alone.
+func singlePair(meta *readerMeta, a planAlt) (string, bool) {
+	if a.kind != altPhrase || len(a.terms) != 2 {
+		return "", false
+	}
+	if pairs := pairsOf(meta, a); len(pairs) == 1 {
+		return pairs[0], true
+	}
+	return "", false
 }
 
 // phraseBits returns the live documents holding the phrase: those holding

@@ -390,7 +390,11 @@ func oracleSearch(tb testing.TB, m *Manager, q, collection string, chain ...stri
 			if len(excluded) > 0 {
 				ex.sets[chain[i]] = &idSetQuery{ids: excluded, key: strconv.Itoa(i), cache: &idSets}
 			}
-			excluded = append(slices.Clip(excluded), bi.ids...)
+			st, err := readOverlay(bi.idx)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			excluded = append(slices.Clip(excluded), st.ids()...)
 		}
 		top = query.NewBooleanQuery([]query.Query{top}, nil, []query.Query{ex})
 	}

@@ -31,7 +31,7 @@ func (e *evaluation) finishSegment(es *evalSnap, st *segState, theta float64, k 
 			return nil, err
 		}
 	}
-	h := topK{k: k}
+	h := topK[match]{k: k, before: match.before}
 	for i, d := range st.docs {
 		if play == st.found || play.Contains(d) {
 			h.push(match{score: st.score[i], chain: st.chain, num: st.seg.offset + uint64(d), seg: st.seg, local: uint64(d)})
@@ -79,83 +79,39 @@ func keepRanking(play *roaring.Bitmap, docs []uint32, scores []float64, rest, th
 	return roaring.BitmapOf(keep...)
 }
 
-// bestScores returns the k best of scores, in no order.
+// bestScores returns the k best of scores, in no order; the first is the
+// k-th best when there are k.
 func bestScores(scores []float64, k int) []float64 {
-	if k <= 0 {
-		return nil
-	}
-	h := make([]float64, 0, k) // min-heap
+	h := topK[float64]{k: k, before: func(a, b float64) bool { return a > b }}
 	for _, v := range scores {
-		if len(h) < k {
-			h = append(h, v)
-			for c := len(h) - 1; c > 0 && h[(c-1)/2] > h[c]; c = (c - 1) / 2 {
-				h[c], h[(c-1)/2] = h[(c-1)/2], h[c]
-			}
-			continue
-		}
-		if v <= h[0] {
-			continue
-		}
-		h[0] = v
-		for c := 0; ; {
-			l, m := 2*c+1, c
-			if l < k && h[l] < h[m] {
-				m = l
-			}
-			if l+1 < k && h[l+1] < h[m] {
-				m = l + 1
-			}
-			if m == c {
-				break
-			}
-			h[c], h[m] = h[m], h[c]
-			c = m
-		}
+		h.push(v)
 	}
-	return h
+	return h.items
 }
 
 // altBound is the most an alternative adds to a document's score: Bleve's
 // BM25 term weight stays below k1.
-func (e *evaluation) altBound(es *evalSnap, s *evalSeg, a planAlt) (float64, error) {
-	term := func(df, n uint64, avgLen float64) float64 {
-		if avgLen <= 0 {
+func (e *evaluation) altBound(es *evalSnap, a planAlt) float64 {
+	term := func(st termStats) float64 {
+		if st.avgLen <= 0 {
 			return math.Inf(1)
 		}
-		return a.boost * idf(df, n) * search.BM25_k1
+		return a.boost * idf(st.df, st.docs) * search.BM25_k1
 	}
 	switch a.kind {
 	case altConst, altPrefix:
-		return a.boost, nil
+		return a.boost
 	case altTerm:
-		return term(e.stats.df[fieldTerm{a.field, a.text}], e.stats.docs, e.stats.avgLen[a.field]), nil
+		return term(e.stats.of(a.field, a.text))
 	}
-	if pairs := pairsOf(es.meta, a); len(a.terms) == 2 && len(pairs) == 1 {
-		df, n, avg, err := pairStats(es, a.lang, pairs[0])
-		return term(df, n, avg), err
+	if pair, ok := singlePair(es.meta, a); ok {
+		return term(*es.pairs[pair])
 	}
 	ub := 0.0
 	for _, t := range a.terms {
-		ub += term(e.stats.df[fieldTerm{a.field, t.term}], e.stats.docs, e.stats.avgLen[a.field])
+		ub += term(e.stats.of(a.field, t.term))
 	}
-	return ub, nil
-}
-
-// pairStats are the statistics a common-word pair is scored with: its own
-// index's (overlays hold no pairs), gathered before the segments run.
-func pairStats(es *evalSnap, lang, pair string) (df, n uint64, avgLen float64, err error) {
-	field := prefixPair + lang
-	if n, err = es.snap.DocCount(); err != nil {
-		return 0, 0, 0, err
-	}
-	card, err := es.snap.FieldCardinality(field)
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	if n > 0 {
-		avgLen = math.Ceil(float64(card) / float64(n))
-	}
-	return es.pairDF[pair], n, avgLen, nil
+	return ub
 }
 
 // idf is BM25's inverse document frequency.
@@ -181,18 +137,14 @@ func (e *evaluation) scoreAlt(es *evalSnap, s *evalSeg, a planAlt, bits, found *
 		}
 		return nil
 	case altTerm:
-		return scoreTerm(s, a.field, a.text, a.boost, e.stats.df[fieldTerm{a.field, a.text}], e.stats.docs, e.stats.avgLen[a.field], want, docs, scores)
+		return scoreTerm(s, a.field, a.text, a.boost, e.stats.of(a.field, a.text), want, docs, scores)
 	}
 	// A phrase scores as the sum of its words, or as its pair when it is one.
-	if pairs := pairsOf(es.meta, a); len(a.terms) == 2 && len(pairs) == 1 {
-		df, n, avg, err := pairStats(es, a.lang, pairs[0])
-		if err != nil {
-			return err
-		}
-		return scoreTerm(s, prefixPair+a.lang, pairs[0], a.boost, df, n, avg, want, docs, scores)
+	if pair, ok := singlePair(es.meta, a); ok {
+		return scoreTerm(s, prefixPair+a.lang, pair, a.boost, *es.pairs[pair], want, docs, scores)
 	}
 	for _, t := range a.terms {
-		if err := scoreTerm(s, a.field, t.term, a.boost, e.stats.df[fieldTerm{a.field, t.term}], e.stats.docs, e.stats.avgLen[a.field], want, docs, scores); err != nil {
+		if err := scoreTerm(s, a.field, t.term, a.boost, e.stats.of(a.field, t.term), want, docs, scores); err != nil {
 			return err
 		}
 	}
@@ -201,12 +153,12 @@ func (e *evaluation) scoreAlt(es *evalSnap, s *evalSeg, a planAlt, bits, found *
 
 // scoreTerm adds a term's BM25 score to the documents want (sorted, a
 // subset of docs, all holding the term).
-func scoreTerm(s *evalSeg, field, term string, boost float64, df, n uint64, avgLen float64, want, docs []uint32, scores []float64) error {
+func scoreTerm(s *evalSeg, field, term string, boost float64, st termStats, want, docs []uint32, scores []float64) error {
 	pl, err := s.postings(field, term)
 	if err != nil {
 		return err
 	}
-	w := boost * idf(df, n)
+	w := boost * idf(st.df, st.docs)
 	it := pl.Iterator(true, true, false, nil)
 	// Walk the postings when the documents to score are a good share of
 	// them, else jump to each document.
@@ -232,7 +184,7 @@ func scoreTerm(s *evalSeg, field, term string, boost float64, df, n uint64, avgL
 			}
 		}
 		if p.Number() == uint64(d) {
-			scores[j] += w * bm25(p.Frequency(), p.Norm(), avgLen)
+			scores[j] += w * bm25(p.Frequency(), p.Norm(), st.avgLen)
 		}
 	}
 	return nil
@@ -249,13 +201,15 @@ func bm25(freq uint64, norm, avgLen float64) float64 {
 	return tf * search.BM25_k1 / (tf + search.BM25_k1*(1-search.BM25_b+search.BM25_b*fieldLen/avgLen))
 }
 
-// topK keeps the best k matches (a min-heap on the order of before).
-type topK struct {
-	k     int
-	items []match
+// topK keeps the best k items (a min-heap on the order of before: the
+// first item is the worst kept).
+type topK[T any] struct {
+	k      int
+	before func(a, b T) bool
+	items  []T
 }
 
-func (h *topK) push(m match) {
+func (h *topK[T]) push(m T) {
 	if h.k <= 0 {
 		return
 	}
@@ -264,7 +218,7 @@ func (h *topK) push(m match) {
 		h.up(len(h.items) - 1)
 		return
 	}
-	if !m.before(h.items[0]) {
+	if !h.before(m, h.items[0]) {
 		return
 	}
 	h.items[0] = m
@@ -272,9 +226,9 @@ func (h *topK) push(m match) {
 }
 
 // worse reports whether item i ranks below item j (the heap's order).
-func (h *topK) worse(i, j int) bool { return h.items[j].before(h.items[i]) }
+func (h *topK[T]) worse(i, j int) bool { return h.before(h.items[j], h.items[i]) }
 
-func (h *topK) up(i int) {
+func (h *topK[T]) up(i int) {
 	for i > 0 {
 		p := (i - 1) / 2
 		if !h.worse(i, p) {
@@ -285,7 +239,7 @@ func (h *topK) up(i int) {
 	}
 }
 
-func (h *topK) down(i int) {
+func (h *topK[T]) down(i int) {
 	for {
 		l, small := 2*i+1, i
 		if l < len(h.items) && h.worse(l, small) {

@@ -179,7 +179,11 @@ func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, 
 		page.nextCursor = encodeCursor(cursor{Offset: from + limit, Hash: hash})
 	}
 	top = top[:min(len(top), limit)]
-	page.hits = make([]Hit, len(top))
+	type found struct {
+		hit Hit
+		id  string
+	}
+	hits := make([]found, len(top))
 	marks := snippetTerms(pq)
 	err = forEachParallel(len(top), func(i int) error {
 		id, f, err := e.stored(top[i])
@@ -201,19 +205,22 @@ func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, 
 			return err
 		}
 		hit.Snippet = m.snippet(text, f.lang, marks)
-		page.hits[i] = hit
+		hits[i] = found{hit, id}
 		return nil
-	})
-	// Equal scores read by ID within a page, however the index was built.
-	sort.SliceStable(page.hits, func(i, j int) bool {
-		a, b := page.hits[i], page.hits[j]
-		if a.Score != b.Score {
-			return a.Score > b.Score
-		}
-		return DocID(a.Collection, a.Slug) < DocID(b.Collection, b.Slug)
 	})
 	if err != nil {
 		return nil, err
+	}
+	// Equal scores read by ID within a page, however the index was built.
+	sort.SliceStable(hits, func(i, j int) bool {
+		if hits[i].hit.Score != hits[j].hit.Score {
+			return hits[i].hit.Score > hits[j].hit.Score
+		}
+		return hits[i].id < hits[j].id
+	})
+	page.hits = make([]Hit, len(hits))
+	for i, f := range hits {
+		page.hits[i] = f.hit
 	}
 	return page, nil
 }

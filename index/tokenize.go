@@ -32,21 +32,18 @@ type wordsTokenizer struct{ slow analysis.Tokenizer }
 
 // ASCII character classes of the word-boundary rules.
 const (
-	wbOther    = iota
-	wbLetter   // ALetter
-	wbDigit    // Numeric
-	wbExtend   // ExtendNumLet: '_'
-	wbMidL     // MidLetter: ':'
-	wbMidNum   // MidNum: ',' ';'
-	wbMidBoth  // MidNumLet and Single_Quote: '.' '\''
-	wbNonASCII // not ASCII
+	_         = iota // any other byte: not part of a word
+	wbLetter         // ALetter
+	wbDigit          // Numeric
+	wbExtend         // ExtendNumLet: '_'
+	wbMidL           // MidLetter: ':'
+	wbMidNum         // MidNum: ',' ';'
+	wbMidBoth        // MidNumLet and Single_Quote: '.' '\''
 )
 
-var wbClass = func() (c [256]uint8) {
+var wbClass = func() (c [utf8.RuneSelf]uint8) {
 	for i := range c {
 		switch {
-		case i >= utf8.RuneSelf:
-			c[i] = wbNonASCII
 		case i >= 'a' && i <= 'z', i >= 'A' && i <= 'Z':
 			c[i] = wbLetter
 		case i >= '0' && i <= '9':

@@ -215,7 +215,8 @@ func tooComplex(body []byte) (int, string, bool) {
 	return 0, "", false
 }
 
-// inlineMarkup marks the bytes tooComplex counts; it skips all others.
+// inlineMarkup marks the bytes tooComplex counts; it skips all others. It
+// must list exactly the cases of tooComplex's switch.
 var inlineMarkup = [256]bool{'[': true, '<': true, '*': true, '_': true, '~': true, '`': true, ']': true, '\n': true}
 
 // locate sorts raw findings, drops duplicates and works out lines, columns and

@@ -42,9 +42,10 @@ func read(body []byte, opt Options, wantText bool) (raw []finding, text string, 
 	if gate && opt.Format == FormatMDX {
 		raw = checkMDX(body)
 	}
-	if (gate && opt.Format == FormatMarkdown) || wantText {
+	gateMD := gate && opt.Format == FormatMarkdown
+	if gateMD || wantText {
 		doc, ok := parse(markdownParser, body)
-		if gate && opt.Format == FormatMarkdown {
+		if gateMD {
 			raw = checkMarkdown(body, doc, ok)
 		}
 		if wantText {
