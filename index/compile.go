@@ -68,8 +68,11 @@ type problemEntry struct {
 }
 
 const (
-	// batchDocs is the size of the batches a compile feeds each writer.
-	batchDocs = 500
+	// batchDocs is the size of the batches a compile feeds each writer. A
+	// batch's analysed documents and its segment being built are most of a
+	// build's heap: at 100,000 documents, 250 peaks at about 420 MB RSS
+	// where 500 peaked at about 570–680 MB, for the same or less CPU.
+	batchDocs = 250
 	// unpersistedBatches bounds the batches of a full build that are in
 	// memory but not yet on disk; a worker waits for the persister beyond.
 	unpersistedBatches = 4

@@ -556,3 +556,62 @@ func TestPhrasePairs(t *testing.T) {
 	mustCompile(t, m, "dev", CompileOptions{Parent: "main"})
 	check("chain", []string{"dev", "main"})
 }
+
+// Text fields keep token positions (phrases) and no byte offsets.
+func TestTermVectorsKeepPositionsOnly(t *testing.T) {
+	r := newTestRepo(t)
+	r.commit("main", "", map[string]string{"content/posts/hello-there.md": md("Brave new world", "one two three two")})
+	m := newManager(t, r, nil)
+	mustCompile(t, m, "main", CompileOptions{})
+	bi, err := m.get("main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	adv, err := bi.idx.Advanced()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := adv.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	tests := []struct {
+		field, term string
+		positions   []uint64
+	}{
+		{prefixBody + neutralKey, "two", []uint64{2, 4}},
+		{prefixBody + neutralKey, "three", []uint64{3}},
+		{prefixTitle + neutralKey, "world", []uint64{3}},
+		{fieldSlug, "there", []uint64{2}},
+	}
+	for _, tt := range tests {
+		tfr, err := rd.TermFieldReader(context.Background(), []byte(tt.term), tt.field, true, true, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := tfr.Next(nil)
+		if err != nil || doc == nil {
+			t.Fatalf("%s:%s: no posting (%v)", tt.field, tt.term, err)
+		}
+		var got []uint64
+		for _, v := range doc.Vectors {
+			got = append(got, v.Pos)
+			if v.Start != 0 || v.End != 0 {
+				t.Errorf("%s:%s at %d: offsets %d–%d, want none", tt.field, tt.term, v.Pos, v.Start, v.End)
+			}
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, tt.positions) {
+			t.Errorf("%s:%s: positions %v, want %v", tt.field, tt.term, got, tt.positions)
+		}
+		tfr.Close()
+	}
+	// Phrases still match on positions.
+	if got := searchIDs(t, m, `"two three"`, "main"); len(got) != 1 {
+		t.Errorf(`"two three" found %v`, got)
+	}
+	if got := searchIDs(t, m, `"three one"`, "main"); len(got) != 0 {
+		t.Errorf(`"three one" found %v`, got)
+	}
+}

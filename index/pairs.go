@@ -130,6 +130,9 @@ func (a pairAnalyzer) Analyze(text []byte) analysis.TokenStream {
 	if ts == nil || len(a.s.text) != len(text) || unsafe.SliceData(a.s.text) != unsafe.SliceData(text) {
 		ts = a.s.base.Analyze(text) // not the text the body field saw
 	}
+	// The document stays in its batch until the batch's segment is built:
+	// let the body's tokens go now, not then.
+	a.s.text, a.s.tokens = nil, nil
 	return pairTokens(ts, a.common)
 }
 
