@@ -181,8 +181,12 @@ func (m *Manager) reload(branch string, bi *branchIndex) error {
 		return err
 	}
 	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return errs.New(errs.Internal, "the index manager is closed")
+	}
 	m.indexes[branch] = fresh
-	m.mu.Unlock()
+	m.warm(fresh)
 	return nil
 }
 
@@ -223,6 +227,7 @@ func (m *Manager) rebuild(branch string, fill func(b *builder) error) error {
 		return err
 	}
 	m.indexes[branch] = bi
+	m.warm(bi)
 	return nil
 }
 

@@ -66,6 +66,11 @@
 //   - Each "or" group scores only its own words; a body word's or phrase's
 //     score is added after the rest in every segment, so equal documents
 //     score exactly alike wherever they are.
+//   - Text fields keep token positions in their term vectors, not byte
+//     offsets (nothing reads offsets; snippets are cut from the text).
+//   - When an index is installed, its segment files are mapped into the
+//     process in the background (warm.go, Linux), so the first searches do
+//     not pay a page fault per page they read.
 //   - An index is opened with Bleve's default tiered merge plan (a full
 //     build creates it with one that never merges), so the small segments
 //     incremental compiles add are merged in the background.

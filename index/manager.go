@@ -47,6 +47,7 @@ type Manager struct {
 	metas    snapshotCache[*readerMeta]
 	results  *resultCache
 	chunks   *chunkCache
+	warmer   warmer // maps installed indexes' pages ahead of searches (warm.go)
 
 	// sizes, when set, replace the batch and stage sizes of builds (tests).
 	sizes buildSizes
@@ -164,11 +165,15 @@ func (m *Manager) Close() error {
 	m.compileMu.Lock()
 	defer m.compileMu.Unlock()
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
+	closed := m.closed
+	m.closed = true
+	m.mu.Unlock()
+	if closed {
 		return nil
 	}
-	m.closed = true
+	m.warmer.wait() // no warming starts once closed is set
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	var first error
 	for _, bi := range m.indexes {
 		if err := bi.idx.Close(); err != nil && first == nil {
@@ -325,6 +330,9 @@ func (m *Manager) get(branch string) (*branchIndex, error) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.closed {
+		return nil, errs.New(errs.Internal, "the index manager is closed")
+	}
 	if bi, ok := m.indexes[branch]; ok {
 		return bi, nil
 	}
@@ -337,6 +345,7 @@ func (m *Manager) get(branch string) (*branchIndex, error) {
 		return nil, err
 	}
 	m.indexes[branch] = bi
+	m.warm(bi)
 	return bi, nil
 }
 
