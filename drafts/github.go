@@ -287,7 +287,7 @@ func (g *GitHub) Commit(ctx context.Context, req repo.CommitRequest) (repo.Commi
 		}
 		if moved && req.Rebuild != nil {
 			g.follow(ctx, req.Branch, tip) // Rebuild reads the new tip locally
-			if !g.hasLocally(req.Branch, tip) {
+			if !g.cache.holds(req.Branch, tip) {
 				return repo.CommitResult{}, errs.New(errs.RemoteStoreFailed, "branch %s moved on GitHub, and the local clone cannot fetch it", req.Branch).
 					With("branch", req.Branch).With("endpoint", "GIT upload-pack").With("status", 0).
 					WithFix("Nothing was written; retry when GitHub can be fetched from again.")
@@ -567,21 +567,6 @@ func (g *GitHub) fetchRetrying(ctx context.Context, branch string) error {
 		}
 	}
 	return err
-}
-
-// hasLocally reports whether the local clone holds commit tip on branch: its
-// head is tip or, when the branch moved on again while it was fetched, a
-// descendant of tip.
-func (g *GitHub) hasLocally(branch, tip string) bool {
-	local, _, _ := g.local.Head(branch)
-	if local == tip {
-		return true
-	}
-	if local == "" || tip == "" {
-		return false
-	}
-	base, err := g.local.MergeBase(tip, local)
-	return err == nil && base == tip
 }
 
 // follow brings the local cache's branch to tip, GitHub's value ("" = the

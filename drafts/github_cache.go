@@ -225,12 +225,27 @@ func (c *localCache) fetch(ctx context.Context, branches []string) error {
 	return nil
 }
 
+// holds reports whether the local branch holds commit sha: its head is sha
+// or, when the branch moved on again, a descendant of it.
+func (c *localCache) holds(branch, sha string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cur, ok, err := c.local.Head(branch)
+	return err == nil && ok && c.reaches(cur, sha)
+}
+
+// reaches reports whether head is sha or a descendant of it. The caller
+// holds c.mu.
+func (c *localCache) reaches(head, sha string) bool {
+	return head == sha || c.isAncestor(sha, head)
+}
+
 // advance moves a local branch to sha unless it already holds it. The
 // caller holds c.mu.
 func (c *localCache) advance(branch, sha string) {
 	for try := 0; try < 3; try++ {
 		cur, ok, err := c.local.Head(branch)
-		if err != nil || ok && (cur == sha || c.isAncestor(sha, cur)) {
+		if err != nil || ok && c.reaches(cur, sha) {
 			return
 		}
 		err = c.local.UpdateRef("refs/heads/"+branch, cur, sha)

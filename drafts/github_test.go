@@ -599,13 +599,13 @@ func TestRetryTransport(t *testing.T) {
 // TestGitHubHasLocally pins the rule a rebuild relies on when it could not
 // fetch the tip it read: the local clone holds it when its branch is at that
 // tip or has moved past it, and not when the tip is unknown to it.
-func TestGitHubHasLocally(t *testing.T) {
+func TestLocalCacheHolds(t *testing.T) {
 	e := newGHEnv(t, nil)
 	tip, _, err := e.local.Head("main")
 	if err != nil || tip == "" {
 		t.Fatalf("local main: %q, %v", tip, err)
 	}
-	if !e.pub.hasLocally("main", tip) {
+	if !e.pub.cache.holds("main", tip) {
 		t.Error("the local head itself is not held")
 	}
 	sig := repo.Signature{Name: "t", Email: "t@graft.invalid"}
@@ -613,13 +613,13 @@ func TestGitHubHasLocally(t *testing.T) {
 		Changes: []repo.Change{{Path: "content/later.md", Content: []byte("later\n")}}}); err != nil {
 		t.Fatal(err)
 	}
-	if !e.pub.hasLocally("main", tip) {
+	if !e.pub.cache.holds("main", tip) {
 		t.Error("a tip the local branch has moved past is not held")
 	}
-	if e.pub.hasLocally("main", strings.Repeat("ab", 20)) {
+	if e.pub.cache.holds("main", strings.Repeat("ab", 20)) {
 		t.Error("an unknown commit is held")
 	}
-	if e.pub.hasLocally("no-such-branch", tip) {
+	if e.pub.cache.holds("no-such-branch", tip) {
 		t.Error("a missing branch holds a commit")
 	}
 }

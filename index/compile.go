@@ -70,8 +70,9 @@ type problemEntry struct {
 const (
 	// batchDocs is the size of the batches a compile feeds each writer. A
 	// batch's analysed documents and its segment being built are most of a
-	// build's heap: at 100,000 documents, 250 peaks at about 420 MB RSS
-	// where 500 peaked at about 570–680 MB, for the same or less CPU.
+	// build's heap: a full compile of 100,000 synthetic documents peaked at
+	// about 420 MB RSS with 250 and 570–680 MB with 500, for about the same
+	// CPU (70–80 CPU-s, within this machine's noise).
 	batchDocs = 250
 	// unpersistedBatches bounds the batches of a full build that are in
 	// memory but not yet on disk; a worker waits for the persister beyond.
@@ -424,49 +425,20 @@ func (m *Manager) mapParallel(ctx context.Context, files []Change, fn func(mappe
 // mapped each file (worker numbers 0 … workers-1), so fn runs concurrently
 // on different workers. The first error stops the work and is returned.
 func (m *Manager) mapWorkers(ctx context.Context, files []Change, fn func(worker int, r mapped) error) error {
-	workers := min(runtime.GOMAXPROCS(0), max(1, len(files)))
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		next  atomic.Int64
-		wg    sync.WaitGroup
-		errMu sync.Mutex
-		first error
-	)
-	fail := func(err error) {
-		errMu.Lock()
-		if first == nil {
-			first = err
+	err := forEachWorker(len(files), func(w, i int) error {
+		if err := ctx.Err(); err != nil {
+			return err
 		}
-		errMu.Unlock()
-		cancel()
-	}
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(files) || ctx.Err() != nil {
-					return
-				}
-				c := files[i]
-				r := m.mapFile(c.Path, c.To)
-				r.change = c
-				if r.err != nil {
-					fail(r.err)
-					return
-				}
-				if err := fn(w, r); err != nil {
-					fail(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if first != nil {
-		return first
+		c := files[i]
+		r := m.mapFile(c.Path, c.To)
+		r.change = c
+		if r.err != nil {
+			return r.err
+		}
+		return fn(w, r)
+	})
+	if err != nil {
+		return err
 	}
 	return ctx.Err()
 }

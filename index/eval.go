@@ -75,11 +75,13 @@ func (st evalStats) of(field, term string) termStats {
 // match is a document found, before its fields are read.
 type match struct {
 	score float64
-	chain int    // position in the chain
-	num   uint64 // number in its index
+	chain int // position in the chain
 	seg   *evalSeg
-	local uint64
+	local uint64 // number in its segment
 }
+
+// num is the match's number in its index.
+func (a match) num() uint64 { return a.seg.offset + a.local }
 
 // before orders matches: higher score first, then chain and index order.
 func (a match) before(b match) bool {
@@ -89,7 +91,7 @@ func (a match) before(b match) bool {
 	if a.chain != b.chain {
 		return a.chain < b.chain
 	}
-	return a.num < b.num
+	return a.num() < b.num()
 }
 
 // segJob names a segment: ci in the chain, si in its index.
@@ -116,18 +118,9 @@ func (m *Manager) openEvaluation(chain []*branchIndex, p plan, collection string
 	key := ""
 	var excluded []string
 	for i, bi := range chain {
-		adv, err := bi.idx.Advanced()
+		snap, err := openSnapshot(bi.idx)
 		if err != nil {
 			return nil, err
-		}
-		r, err := adv.Reader()
-		if err != nil {
-			return nil, err
-		}
-		snap, isScorch := r.(*scorch.IndexSnapshot)
-		if !isScorch {
-			r.Close()
-			return nil, errNotScorch
 		}
 		es := &evalSnap{snap: snap}
 		e.snaps = append(e.snaps, es)
@@ -277,6 +270,9 @@ func (e *evaluation) gatherStats() error {
 		es.pairs = map[string]*termStats{}
 		for _, g := range e.p.groups {
 			for _, c := range g {
+				if c.negate {
+					continue // matched, never scored
+				}
 				for _, a := range c.alts {
 					pair, ok := singlePair(es.meta, a)
 					if !ok || es.pairs[pair] != nil {

@@ -58,7 +58,7 @@ func evalSearch(tb testing.TB, m *Manager, q, collection string, chain ...string
 				continue
 			}
 			for i := range best {
-				if best[i].score != want[i].score || best[i].num != want[i].num || best[i].chain != want[i].chain {
+				if best[i].score != want[i].score || best[i].num() != want[i].num() || best[i].chain != want[i].chain {
 					tb.Errorf("%q: best %d (prune from %d) differs at %d: %+v, want %+v", q, k, pm, i, best[i], want[i])
 					break
 				}

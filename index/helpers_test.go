@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -396,4 +397,20 @@ func searchIDs(tb testing.TB, m *Manager, q string, chain ...string) []string {
 		out = append(out, h.Branch+"|"+DocID(h.Collection, h.Slug))
 	}
 	return out
+}
+
+// mainSnapshot opens the current snapshot of main's index, closed when the
+// test ends.
+func mainSnapshot(tb testing.TB, m *Manager) *scorch.IndexSnapshot {
+	tb.Helper()
+	bi, err := m.get("main")
+	if err != nil || bi == nil {
+		tb.Fatalf("index of main: %v", err)
+	}
+	snap, err := openSnapshot(bi.idx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { snap.Close() })
+	return snap
 }

@@ -563,19 +563,7 @@ func TestTermVectorsKeepPositionsOnly(t *testing.T) {
 	r.commit("main", "", map[string]string{"content/posts/hello-there.md": md("Brave new world", "one two three two")})
 	m := newManager(t, r, nil)
 	mustCompile(t, m, "main", CompileOptions{})
-	bi, err := m.get("main")
-	if err != nil {
-		t.Fatal(err)
-	}
-	adv, err := bi.idx.Advanced()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rd, err := adv.Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
+	rd := mainSnapshot(t, m)
 	tests := []struct {
 		field, term string
 		positions   []uint64

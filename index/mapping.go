@@ -162,8 +162,8 @@ const (
 
 // positionsOnly keeps a text field's token positions and drops their byte
 // offsets. Searches read positions (phrases) and cut snippets from the text
-// itself; offsets would cost two to four bytes per token in the index (a
-// fifth of a 100,000-document index), bytes every search's pages share.
+// itself. Zeroed offsets take a byte each instead of two: 353 MB instead of
+// 410 MB for the 100,000 synthetic documents of graft bench.
 type positionsOnly struct{ analysis.Analyzer }
 
 // Analyze runs the analyzer and zeroes the offsets.

@@ -103,11 +103,9 @@ func (e *evaluation) matchSegment(chainPos int, es *evalSnap, si int, k int) (*s
 				if !bits.Intersects(group) {
 					continue
 				}
-				ub := e.altBound(es, a)
-				x := scoredAlt{a, bits, group, ub}
 				if deferrable(a) {
-					st.deferred = append(st.deferred, x)
-					st.rest += ub
+					st.deferred = append(st.deferred, scoredAlt{a, bits, group})
+					st.rest += e.altBound(es, a)
 					continue
 				}
 				if err := e.scoreAlt(es, s, a, bits, group, st.docs, st.score); err != nil {

@@ -2,6 +2,8 @@ package index
 
 import (
 	"strings"
+
+	"github.com/blevesearch/bleve/v2/analysis"
 )
 
 // A plan is a parsed query turned into what each clause may match, field by
@@ -75,13 +77,21 @@ func (m *Manager) clauseAlts(c Clause, langs []string) []planAlt {
 		}
 		return []planAlt{{kind: altConst, field: field, text: v}}
 	}
+	// A language's analyzer runs once per clause (a prefix is not analysed).
+	analyze := func(lang string) analysis.TokenStream {
+		if c.Prefix {
+			return nil
+		}
+		return m.an.forKey(lang).Analyze([]byte(c.Text))
+	}
 	var alts []planAlt
-	alts = m.textAlt(alts, fieldSlug, neutralKey, c, boostSlug)
+	alts = textAlt(alts, fieldSlug, neutralKey, c, analyze(neutralKey), boostSlug)
 	for _, l := range langs {
-		alts = m.textAlt(alts, prefixTitle+l, l, c, boostTitle)
-		alts = m.textAlt(alts, prefixMeta+l, l, c, boostMeta)
-		alts = m.textAlt(alts, prefixBody+l, l, c, boostBody)
-		if !c.Prefix && !c.Negate && len(m.an.forKey(l).Analyze([]byte(c.Text))) == 0 {
+		tokens := analyze(l)
+		alts = textAlt(alts, prefixTitle+l, l, c, tokens, boostTitle)
+		alts = textAlt(alts, prefixMeta+l, l, c, tokens, boostMeta)
+		alts = textAlt(alts, prefixBody+l, l, c, tokens, boostBody)
+		if !c.Prefix && !c.Negate && len(tokens) == 0 {
 			// Only stop words in this language: it does not constrain its
 			// documents (and, negated, excludes none of them).
 			alts = append(alts, planAlt{kind: altConst, field: fieldLang, text: l, boost: boostStopWords})
@@ -95,12 +105,11 @@ func (m *Manager) clauseAlts(c Clause, langs []string) []planAlt {
 const boostStopWords = 0.01
 
 // textAlt appends the alternative of a word, prefix or phrase in one field,
-// if the language's analyzer leaves anything of it.
-func (m *Manager) textAlt(alts []planAlt, field, lang string, c Clause, boost float64) []planAlt {
+// if the language's analyzer left anything of it (tokens, its analysis).
+func textAlt(alts []planAlt, field, lang string, c Clause, tokens analysis.TokenStream, boost float64) []planAlt {
 	if c.Prefix {
 		return append(alts, planAlt{kind: altPrefix, field: field, text: strings.ToLower(c.Text), boost: boost})
 	}
-	tokens := m.an.forKey(lang).Analyze([]byte(c.Text))
 	switch len(tokens) {
 	case 0:
 		return alts

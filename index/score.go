@@ -34,19 +34,18 @@ func (e *evaluation) finishSegment(es *evalSnap, st *segState, theta float64, k 
 	h := topK[match]{k: k, before: match.before}
 	for i, d := range st.docs {
 		if play == st.found || play.Contains(d) {
-			h.push(match{score: st.score[i], chain: st.chain, num: st.seg.offset + uint64(d), seg: st.seg, local: uint64(d)})
+			h.push(match{score: st.score[i], chain: st.chain, seg: st.seg, local: uint64(d)})
 		}
 	}
 	return h.items, nil
 }
 
 // scoredAlt is an alternative that matches some of its group's documents
-// (bits) in a segment, each scoring at most ub.
+// (bits) in a segment.
 type scoredAlt struct {
 	a     planAlt
 	bits  *roaring.Bitmap
 	group *roaring.Bitmap
-	ub    float64
 }
 
 // deferrable reports whether an alternative is scored in the second phase:

@@ -173,7 +173,7 @@ func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, 
 	if err != nil {
 		return nil, err
 	}
-	page := &cachedPage{total: total, hits: []Hit{}}
+	page := &cachedPage{total: total}
 	top = top[min(from, len(top)):]
 	if len(top) > limit && from+limit <= MaxOffset {
 		page.nextCursor = encodeCursor(cursor{Offset: from + limit, Hash: hash})
@@ -243,24 +243,35 @@ func chainLangs(chain []*branchIndex) []string {
 // forEachParallel calls fn(0) … fn(n-1) on up to GOMAXPROCS goroutines (the
 // caller's among them) and returns the first error.
 func forEachParallel(n int, fn func(i int) error) error {
+	return forEachWorker(n, func(_, i int) error { return fn(i) })
+}
+
+// forEachWorker calls fn(w, i) for i = 0 … n-1 on up to GOMAXPROCS workers,
+// numbered w = 0 … GOMAXPROCS-1 (the caller is worker 0), so fn runs
+// concurrently on different workers. After the first error no item starts,
+// and that error is returned.
+func forEachWorker(n int, fn func(w, i int) error) error {
 	workers := min(n, runtime.GOMAXPROCS(0))
 	if workers <= 1 {
 		for i := range n {
-			if err := fn(i); err != nil {
+			if err := fn(0, i); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
 	var next atomic.Int64
+	var stop atomic.Bool
 	failed := make([]error, workers)
 	work := func(w int) {
-		for {
+		for !stop.Load() {
 			i := int(next.Add(1) - 1)
-			if i >= n || failed[w] != nil {
+			if i >= n {
 				return
 			}
-			failed[w] = fn(i)
+			if failed[w] = fn(w, i); failed[w] != nil {
+				stop.Store(true)
+			}
 		}
 	}
 	var wg sync.WaitGroup

@@ -4,8 +4,29 @@ import (
 	"encoding/json"
 	"sync"
 
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	bindex "github.com/blevesearch/bleve_index_api"
 )
+
+// openSnapshot opens the current snapshot of a scorch index; the caller
+// closes it.
+func openSnapshot(idx bleve.Index) (*scorch.IndexSnapshot, error) {
+	adv, err := idx.Advanced()
+	if err != nil {
+		return nil, err
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return nil, err
+	}
+	snap, ok := r.(*scorch.IndexSnapshot)
+	if !ok {
+		r.Close()
+		return nil, errNotScorch
+	}
+	return snap, nil
+}
 
 // snapshotCache keeps values computed from an index snapshot (a Bleve
 // reader), by snapshot and key. A snapshot is replaced whenever its index

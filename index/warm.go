@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/blevesearch/bleve/v2/index/scorch"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
 )
 
@@ -33,17 +32,8 @@ const warmShare = 4
 // mapped yet. Callers hold m.mu and have checked that m is open, so Close
 // can wait for every warming started.
 func (m *Manager) warm(bi *branchIndex) {
-	adv, err := bi.idx.Advanced()
+	snap, err := openSnapshot(bi.idx)
 	if err != nil {
-		return
-	}
-	r, err := adv.Reader()
-	if err != nil {
-		return
-	}
-	snap, ok := r.(*scorch.IndexSnapshot)
-	if !ok {
-		r.Close()
 		return
 	}
 	var paths []string

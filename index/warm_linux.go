@@ -60,12 +60,15 @@ func availableMemory() int64 {
 	}
 	for _, line := range strings.Split(string(raw), "\n") {
 		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			if err != nil {
-				return 0
-			}
+			kb, _ := parseKB(rest)
 			return kb << 10
 		}
 	}
 	return 0
+}
+
+// parseKB reads a /proc value such as "  123456 kB".
+func parseKB(s string) (int64, bool) {
+	kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "kB")), 10, 64)
+	return kb, err == nil
 }

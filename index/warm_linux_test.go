@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/blevesearch/bleve/v2/index/scorch"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
 	"golang.org/x/sys/unix"
 )
@@ -96,22 +94,9 @@ func TestWarmMapsSegmentFiles(t *testing.T) {
 	mustCompile(t, m, "main", CompileOptions{})
 	m.warmer.wait()
 
-	bi, err := m.get("main")
-	if err != nil {
-		t.Fatal(err)
-	}
-	adv, err := bi.idx.Advanced()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rd, err := adv.Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
 	rss := mappedKB(t)
 	n := 0
-	for _, s := range rd.(*scorch.IndexSnapshot).Segments() {
+	for _, s := range mainSnapshot(t, m).Segments() {
 		ps, ok := s.Segment().(segment.PersistedSegment)
 		if !ok {
 			continue
@@ -154,8 +139,7 @@ func mappedKB(t *testing.T) map[string]int64 {
 			continue
 		}
 		if rest, ok := strings.CutPrefix(line, "Rss:"); ok && current != "" {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			if err == nil {
+			if kb, ok := parseKB(rest); ok {
 				out[current] += kb
 			}
 		}
