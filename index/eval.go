@@ -104,11 +104,14 @@ type evaluation struct {
 	jobs   []segJob // every segment of the chain
 	stats  evalStats
 	filter string // collection filter
+	an     *analyzers
+	// bodyText returns the text a document's body was indexed from.
+	bodyText func(path, version string) (string, error)
 }
 
 // openEvaluation opens the chain's indexes for a search; close releases them.
 func (m *Manager) openEvaluation(chain []*branchIndex, p plan, collection string) (*evaluation, error) {
-	e := &evaluation{p: p, filter: collection}
+	e := &evaluation{p: p, filter: collection, an: m.an, bodyText: m.bodyText}
 	ok := false
 	defer func() {
 		if !ok {

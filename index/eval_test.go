@@ -257,3 +257,40 @@ func TestChainExclusionFollowsTheOverlay(t *testing.T) {
 		t.Errorf("found %v (total %d), want %v", got, total, want)
 	}
 }
+
+// phraseIn finds a phrase in an analysed text by its words' positions,
+// gaps (stop words an analyzer dropped) included.
+func TestPhraseIn(t *testing.T) {
+	an := testAnalyzers(t)
+	tests := []struct {
+		lang, text, phrase string
+		want               bool
+	}{
+		{neutralKey, "one two three two", "two three", true},
+		{neutralKey, "one two three two", "three two", true},
+		{neutralKey, "one two three two", "two two", false},
+		{neutralKey, "one two three two", "one three", false},
+		{neutralKey, "one two three two", "one two three two", true},
+		{neutralKey, "two. Three", "two three", true}, // punctuation is no gap
+		{neutralKey, "", "two three", false},
+		{"en", "The cat of the house sleeps", "cat of the house", true},
+		{"en", "The cat of the house sleeps", "cat house", false}, // the stop words' gap counts
+		{"en", "The cat in a house", "cat of the house", true},    // any stop words fill it
+		{"en", "Running dogs run", "run dog", true},               // stemmed alike
+		{"en", "Running dogs run", "dog runs", true},
+		{"en", "Running dogs run", "run run", false},
+		{"cjk", "我们喜欢搜索引擎", "搜索引擎", true},
+		{"cjk", "我们喜欢搜索引擎", "引擎搜索", false},
+	}
+	for _, tt := range tests {
+		a := an.forKey(tt.lang)
+		var terms []phraseTerm
+		ts := a.Analyze([]byte(tt.phrase))
+		for _, t := range ts {
+			terms = append(terms, phraseTerm{term: string(t.Term), pos: t.Position - ts[0].Position})
+		}
+		if got := phraseIn(a.Analyze([]byte(tt.text)), terms); got != tt.want {
+			t.Errorf("%s: %q in %q = %v, want %v", tt.lang, tt.phrase, tt.text, got, tt.want)
+		}
+	}
+}

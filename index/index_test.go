@@ -557,8 +557,9 @@ func TestPhrasePairs(t *testing.T) {
 	check("chain", []string{"dev", "main"})
 }
 
-// Text fields keep token positions (phrases) and no byte offsets.
-func TestTermVectorsKeepPositionsOnly(t *testing.T) {
+// Short text fields keep token positions (phrases) and no byte offsets;
+// bodies keep their words' frequencies (scores) and no positions.
+func TestTermVectors(t *testing.T) {
 	r := newTestRepo(t)
 	r.commit("main", "", map[string]string{"content/posts/hello-there.md": md("Brave new world", "one two three two")})
 	m := newManager(t, r, nil)
@@ -566,12 +567,13 @@ func TestTermVectorsKeepPositionsOnly(t *testing.T) {
 	rd := mainSnapshot(t, m)
 	tests := []struct {
 		field, term string
+		freq        uint64
 		positions   []uint64
 	}{
-		{prefixBody + neutralKey, "two", []uint64{2, 4}},
-		{prefixBody + neutralKey, "three", []uint64{3}},
-		{prefixTitle + neutralKey, "world", []uint64{3}},
-		{fieldSlug, "there", []uint64{2}},
+		{prefixBody + neutralKey, "two", 2, nil},
+		{prefixBody + neutralKey, "three", 1, nil},
+		{prefixTitle + neutralKey, "world", 1, []uint64{3}},
+		{fieldSlug, "there", 1, []uint64{2}},
 	}
 	for _, tt := range tests {
 		tfr, err := rd.TermFieldReader(context.Background(), []byte(tt.term), tt.field, true, true, true)
@@ -581,6 +583,9 @@ func TestTermVectorsKeepPositionsOnly(t *testing.T) {
 		doc, err := tfr.Next(nil)
 		if err != nil || doc == nil {
 			t.Fatalf("%s:%s: no posting (%v)", tt.field, tt.term, err)
+		}
+		if doc.Freq != tt.freq {
+			t.Errorf("%s:%s: frequency %d, want %d", tt.field, tt.term, doc.Freq, tt.freq)
 		}
 		var got []uint64
 		for _, v := range doc.Vectors {
@@ -595,11 +600,18 @@ func TestTermVectorsKeepPositionsOnly(t *testing.T) {
 		}
 		tfr.Close()
 	}
-	// Phrases still match on positions.
-	if got := searchIDs(t, m, `"two three"`, "main"); len(got) != 1 {
-		t.Errorf(`"two three" found %v`, got)
+	// Phrases still match: on positions in the title, on the text in the body.
+	phrases := []struct {
+		q     string
+		found int
+	}{
+		{`"new world"`, 1}, {`"world new"`, 0},
+		{`"two three"`, 1}, {`"three two"`, 1}, {`"one two three two"`, 1},
+		{`"three one"`, 0}, {`"two two"`, 0}, {`"one three"`, 0},
 	}
-	if got := searchIDs(t, m, `"three one"`, "main"); len(got) != 0 {
-		t.Errorf(`"three one" found %v`, got)
+	for _, p := range phrases {
+		if got := searchIDs(t, m, p.q, "main"); len(got) != p.found {
+			t.Errorf("%s found %v, want %d", p.q, got, p.found)
+		}
 	}
 }

@@ -2,9 +2,6 @@ package index
 
 import (
 	"sort"
-	"unsafe"
-
-	"github.com/blevesearch/bleve/v2/analysis"
 )
 
 // Common-word pairs. A phrase of frequent words ("of the", "how to") makes
@@ -97,56 +94,6 @@ func (a *analyzers) chooseCommon(texts map[string][]string) commonWords {
 				out[lang][w] = true
 			}
 		}
-	}
-	return out
-}
-
-// sharedAnalysis lets a document's body field and its pair field share one
-// run of the analyzer: Bleve analyses a document's fields one after the
-// other on one goroutine, body first.
-type sharedAnalysis struct {
-	base   analysis.Analyzer
-	text   []byte
-	tokens analysis.TokenStream
-}
-
-// bodyAnalyzer analyses the body and keeps the tokens for the pair field.
-type bodyAnalyzer struct{ s *sharedAnalysis }
-
-func (a bodyAnalyzer) Analyze(text []byte) analysis.TokenStream {
-	ts := a.s.base.Analyze(text)
-	a.s.text, a.s.tokens = text, ts
-	return ts
-}
-
-// pairAnalyzer turns the body's tokens into common-word pairs.
-type pairAnalyzer struct {
-	s      *sharedAnalysis
-	common map[string]bool
-}
-
-func (a pairAnalyzer) Analyze(text []byte) analysis.TokenStream {
-	ts := a.s.tokens
-	if ts == nil || len(a.s.text) != len(text) || unsafe.SliceData(a.s.text) != unsafe.SliceData(text) {
-		ts = a.s.base.Analyze(text) // not the text the body field saw
-	}
-	// The document stays in its batch until the batch's segment is built:
-	// let the body's tokens go now, not then.
-	a.s.text, a.s.tokens = nil, nil
-	return pairTokens(ts, a.common)
-}
-
-// pairTokens returns the pairs of adjacent tokens that are both common.
-func pairTokens(ts analysis.TokenStream, common map[string]bool) analysis.TokenStream {
-	var out analysis.TokenStream
-	for i := 1; i < len(ts); i++ {
-		p, t := ts[i-1], ts[i]
-		if t.Position != p.Position+1 || !common[string(p.Term)] || !common[string(t.Term)] {
-			continue
-		}
-		term := make([]byte, 0, len(p.Term)+1+len(t.Term))
-		term = append(append(append(term, p.Term...), ' '), t.Term...)
-		out = append(out, &analysis.Token{Term: term, Start: p.Start, End: t.End, Position: len(out) + 1, Type: analysis.AlphaNumeric})
 	}
 	return out
 }

@@ -168,7 +168,8 @@ func candidateChunks(text, lang string, chunks []span, terms map[string]bool, pr
 	return out
 }
 
-func isASCII(s string) bool {
+// isASCII reports whether s holds only ASCII bytes.
+func isASCII[T ~string | ~[]byte](s T) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
 			return false
@@ -346,27 +347,17 @@ type textCache struct {
 
 func newTextCache(n int) *textCache { return &textCache{max: n, items: map[string]string{}} }
 
-// hitText returns the plain text of the file at path and version, for its
-// snippet: through the Mapper's TextMapper when it has one (no validation),
-// else the text of the mapped document; "" when the file is not a document
-// any more.
-func (m *Manager) hitText(path, version string) (string, error) {
-	c := m.texts
-	key := path + "\x00" + version // the text may depend on the path (its collection)
+// get returns the text cached under key, or loads and caches it.
+func (c *textCache) get(key string, load func() (string, error)) (string, error) {
 	c.mu.Lock()
 	text, ok := c.items[key]
 	c.mu.Unlock()
 	if ok {
 		return text, nil
 	}
-	blob, err := m.tree.Blob(version)
+	text, err := load()
 	if err != nil {
 		return "", err
-	}
-	if tm, ok := m.mapper.(TextMapper); ok {
-		text = tm.Text(path, blob)
-	} else if doc, _, _ := m.mapper.Map(path, blob); doc != nil {
-		text = doc.Text
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -379,6 +370,43 @@ func (m *Manager) hitText(path, version string) (string, error) {
 		c.order = append(c.order, key)
 	}
 	return text, nil
+}
+
+// hitText returns the plain text of the file at path and version, for its
+// snippet: through the Mapper's TextMapper when it has one (no validation),
+// else the text of the mapped document; "" when the file is not a document
+// any more.
+func (m *Manager) hitText(path, version string) (string, error) {
+	// The text may depend on the path (its collection).
+	return m.texts.get(path+"\x00"+version, func() (string, error) {
+		blob, err := m.tree.Blob(version)
+		if err != nil {
+			return "", err
+		}
+		if tm, ok := m.mapper.(TextMapper); ok {
+			return tm.Text(path, blob), nil
+		}
+		if doc, _, _ := m.mapper.Map(path, blob); doc != nil {
+			return doc.Text, nil
+		}
+		return "", nil
+	})
+}
+
+// bodyText returns the text the index analysed for the body of the file at
+// path and version (Document.Text, which phrases are checked against); ""
+// when the file does not map to a document.
+func (m *Manager) bodyText(path, version string) (string, error) {
+	return m.bodies.get(path+"\x00"+version, func() (string, error) {
+		blob, err := m.tree.Blob(version)
+		if err != nil {
+			return "", err
+		}
+		if doc, _, _ := m.mapper.Map(path, blob); doc != nil {
+			return doc.Text, nil
+		}
+		return "", nil
+	})
 }
 
 // token is one analysed term of a text and the bytes it came from.

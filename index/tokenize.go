@@ -62,14 +62,30 @@ func inWord(c uint8) bool { return c == wbLetter || c == wbDigit || c == wbExten
 
 // Tokenize implements analysis.Tokenizer.
 func (t wordsTokenizer) Tokenize(input []byte) analysis.TokenStream {
-	for _, b := range input {
-		if b >= utf8.RuneSelf {
-			return t.slow.Tokenize(input)
-		}
+	if !isASCII(input) {
+		return t.slow.Tokenize(input)
 	}
 	out := make(analysis.TokenStream, 0, len(input)/6+1)
 	var slab []analysis.Token
 	pos := 1
+	asciiWords(input, func(start, end int, numeric bool) {
+		if len(slab) == cap(slab) {
+			slab = make([]analysis.Token, 0, max(16, (len(input)-end)/6+1))
+		}
+		typ := analysis.AlphaNumeric
+		if numeric {
+			typ = analysis.Numeric
+		}
+		slab = append(slab, analysis.Token{Term: input[start:end:end], Start: start, End: end, Position: pos, Type: typ})
+		out = append(out, &slab[len(slab)-1])
+		pos++
+	})
+	return out
+}
+
+// asciiWords calls fn with the bounds of every word of an ASCII input, in
+// order, and whether the word has digits and no letters.
+func asciiWords(input []byte, fn func(start, end int, numeric bool)) {
 	for i := 0; i < len(input); {
 		if !inWord(wbClass[input[i]]) {
 			i++
@@ -97,16 +113,6 @@ func (t wordsTokenizer) Tokenize(input []byte) analysis.TokenStream {
 			}
 			break
 		}
-		if len(slab) == cap(slab) {
-			slab = make([]analysis.Token, 0, max(16, (len(input)-i)/6+1))
-		}
-		typ := analysis.AlphaNumeric
-		if digits && !letters {
-			typ = analysis.Numeric
-		}
-		slab = append(slab, analysis.Token{Term: input[start:i:i], Start: start, End: i, Position: pos, Type: typ})
-		out = append(out, &slab[len(slab)-1])
-		pos++
+		fn(start, i, digits && !letters)
 	}
-	return out
 }

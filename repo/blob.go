@@ -2,13 +2,14 @@ package repo
 
 import (
 	"bytes"
-	"compress/zlib"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"sync"
 	"syscall"
+
+	"github.com/klauspost/compress/zlib"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"

@@ -1,0 +1,164 @@
+package index
+
+import (
+	"unsafe"
+
+	"github.com/blevesearch/bleve/v2/analysis"
+	bindex "github.com/blevesearch/bleve_index_api"
+)
+
+// bodyField is a document's body as Bleve indexes it: its words counted
+// (bodies keep frequencies, not positions: optBody) and, when its language
+// has common words, its common-word pairs counted for the pair field, both
+// in one pass over the text. A Bleve text field would make a token for
+// every word and then a map entry per word in a second pass: those were a
+// fifth of a full build's CPU and most of its garbage.
+//
+// With the neutral analyzer (Unicode words, lower-cased) an ASCII text is
+// counted straight from its bytes; any other text or analyzer runs the
+// analyzer and counts its tokens. Both give exactly what the analyzer gives
+// (TestBodyFieldCountsAsTheAnalyzer).
+type bodyField struct {
+	name    string
+	text    []byte
+	an      analysis.Analyzer
+	neutral bool            // an is the neutral analyzer
+	common  map[string]bool // the language's common words; nil for none
+	pairs   *pairField      // where the pairs go; nil without common words
+
+	analyzed bool
+	words    termCounts
+}
+
+// pairField is the pair field of a body (pairs.go), filled by its body's
+// analysis.
+type pairField struct {
+	name  string
+	body  *bodyField
+	pairs termCounts
+}
+
+func newBodyField(name, pairName string, text []byte, an analysis.Analyzer, neutral bool, common map[string]bool) (*bodyField, *pairField) {
+	b := &bodyField{name: name, text: text, an: an, neutral: neutral, common: common}
+	if len(common) == 0 {
+		return b, nil
+	}
+	b.pairs = &pairField{name: pairName, body: b}
+	return b, b.pairs
+}
+
+// Analyze counts the body's words and pairs, once.
+func (f *bodyField) Analyze() {
+	if f.analyzed {
+		return
+	}
+	f.analyzed = true
+	f.words = newTermCounts(len(f.text) / 12)
+	var pairs *termCounts
+	if f.pairs != nil {
+		f.pairs.pairs = newTermCounts(0)
+		pairs = &f.pairs.pairs
+	}
+	var prev []byte // the previous word when it is common, else nil
+	pair := make([]byte, 0, 64)
+	word := func(term []byte, follows bool) {
+		f.words.add(term)
+		if pairs == nil {
+			return
+		}
+		if !f.common[string(term)] {
+			prev = nil
+			return
+		}
+		if prev != nil && follows {
+			pair = append(append(append(pair[:0], prev...), ' '), term...)
+			pairs.add(pair)
+		}
+		prev = term
+	}
+	if f.neutral && isASCII(f.text) {
+		// Lower-case into one of two buffers, so the previous word stays.
+		var bufs [2][]byte
+		k := 0
+		asciiWords(f.text, func(start, end int, _ bool) {
+			term := f.text[start:end:end]
+			if hasUpper(term) {
+				k ^= 1
+				bufs[k] = append(bufs[k][:0], term...)
+				for i, c := range bufs[k] {
+					if 'A' <= c && c <= 'Z' {
+						bufs[k][i] = c + 'a' - 'A'
+					}
+				}
+				term = bufs[k]
+			}
+			word(term, true)
+		})
+		return
+	}
+	tokens := f.an.Analyze(f.text)
+	for i, t := range tokens {
+		word(t.Term, i > 0 && t.Position == tokens[i-1].Position+1)
+	}
+}
+
+func hasUpper(b []byte) bool {
+	for _, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			return true
+		}
+	}
+	return false
+}
+
+// termCounts counts the terms of one field of one document.
+type termCounts struct {
+	freqs  bindex.TokenFrequencies
+	slab   []bindex.TokenFreq
+	tokens int
+}
+
+func newTermCounts(distinct int) termCounts {
+	return termCounts{freqs: make(bindex.TokenFrequencies, distinct)}
+}
+
+// add counts one occurrence of term (which it does not keep).
+func (c *termCounts) add(term []byte) {
+	c.tokens++
+	if tf, ok := c.freqs[string(term)]; ok {
+		tf.SetFrequency(tf.Frequency() + 1)
+		return
+	}
+	if len(c.slab) == cap(c.slab) {
+		c.slab = make([]bindex.TokenFreq, 0, max(16, len(c.freqs)/2))
+	}
+	key := string(term)
+	c.slab = append(c.slab, bindex.TokenFreq{Term: unsafe.Slice(unsafe.StringData(key), len(key))})
+	tf := &c.slab[len(c.slab)-1]
+	tf.SetFrequency(1)
+	c.freqs[key] = tf
+}
+
+// The rest implements document.Field for Bleve.
+
+func (f *bodyField) Name() string                                      { return f.name }
+func (f *bodyField) ArrayPositions() []uint64                          { return nil }
+func (f *bodyField) Options() bindex.FieldIndexingOptions              { return optBody }
+func (f *bodyField) Value() []byte                                     { return f.text }
+func (f *bodyField) NumPlainTextBytes() uint64                         { return uint64(len(f.text)) }
+func (f *bodyField) Size() int                                         { return 128 + len(f.text) }
+func (f *bodyField) EncodedFieldType() byte                            { return 't' }
+func (f *bodyField) AnalyzedLength() int                               { return f.words.tokens }
+func (f *bodyField) AnalyzedTokenFrequencies() bindex.TokenFrequencies { return f.words.freqs }
+
+// Analyze counts the pairs through the body (once for both).
+func (f *pairField) Analyze()                                          { f.body.Analyze() }
+func (f *pairField) Name() string                                      { return f.name }
+func (f *pairField) ArrayPositions() []uint64                          { return nil }
+func (f *pairField) Options() bindex.FieldIndexingOptions              { return optKeyword }
+func (f *pairField) Value() []byte                                     { return nil }
+func (f *pairField) NumPlainTextBytes() uint64                         { return 0 }
+func (f *pairField) Size() int                                         { return 64 }
+func (f *pairField) EncodedFieldType() byte                            { return 't' }
+func (f *pairField) AnalyzedLength() int                               { return f.pairs.tokens }
+func (f *pairField) AnalyzedTokenFrequencies() bindex.TokenFrequencies { return f.pairs.freqs }
