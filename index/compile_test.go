@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"testing"
 	"time"
@@ -127,5 +128,39 @@ func TestIncrementalSegmentsMerge(t *testing.T) {
 	}
 	if got := searchIDs(t, m, "edit", "main"); len(got) != edits {
 		t.Errorf("found %d edited documents, want %d", len(got), edits)
+	}
+}
+
+// gcPercent reads the garbage collector's target.
+func gcPercent() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
+}
+
+// Full builds relax the garbage collector while any runs, and never lower
+// a target set higher (or off).
+func TestRelaxGC(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	for _, start := range []int{100, 50, 400, -1} {
+		debug.SetGCPercent(start)
+		want := buildGCPercent
+		if start < 0 || start > buildGCPercent {
+			want = start
+		}
+		first := relaxGC()
+		second := relaxGC()
+		if got := gcPercent(); got != want {
+			t.Errorf("from %d, during two builds: %d, want %d", start, got, want)
+		}
+		first()
+		first() // a second call changes nothing
+		if got := gcPercent(); got != want {
+			t.Errorf("from %d, during the second build: %d, want %d", start, got, want)
+		}
+		second()
+		if got := gcPercent(); got != start {
+			t.Errorf("from %d, after the builds: %d", start, got)
+		}
 	}
 }
