@@ -273,6 +273,12 @@ func TestPhraseIn(t *testing.T) {
 		{neutralKey, "one two three two", "one two three two", true},
 		{neutralKey, "two. Three", "two three", true}, // punctuation is no gap
 		{neutralKey, "", "two three", false},
+		{neutralKey, "One TWO", "one two", true},
+		{neutralKey, "two", "two three", false},
+		{neutralKey, "a a a b", "a a b", true}, // overlapping starts
+		{neutralKey, "a a c a b", "a a b", false},
+		{neutralKey, "x can't stop", "can't stop", true},
+		{neutralKey, "Élan of the café", "of the café", true}, // not ASCII: through the analyzer
 		{"en", "The cat of the house sleeps", "cat of the house", true},
 		{"en", "The cat of the house sleeps", "cat house", false}, // the stop words' gap counts
 		{"en", "The cat in a house", "cat of the house", true},    // any stop words fill it
@@ -292,5 +298,32 @@ func TestPhraseIn(t *testing.T) {
 		if got := phraseIn(a.Analyze([]byte(tt.text)), terms); got != tt.want {
 			t.Errorf("%s: %q in %q = %v, want %v", tt.lang, tt.phrase, tt.text, got, tt.want)
 		}
+		e := &evaluation{an: an}
+		if got := e.textHolds(tt.lang, tt.text, terms); got != tt.want {
+			t.Errorf("%s: textHolds(%q, %q) = %v, want %v", tt.lang, tt.text, tt.phrase, got, tt.want)
+		}
 	}
+}
+
+// The neutral analyzer's ASCII path finds exactly the phrases the tokens do.
+func FuzzTextHolds(f *testing.F) {
+	for _, s := range [][2]string{{"one two three", "two three"}, {"A a a B", "a a b"}, {"x.y z", "y z"}, {"3.14 pi", "14 pi"}} {
+		f.Add(s[0], s[1])
+	}
+	an := testAnalyzers(f)
+	f.Fuzz(func(t *testing.T, text, phrase string) {
+		a := an.forKey(neutralKey)
+		ts := a.Analyze([]byte(phrase))
+		if len(ts) == 0 {
+			return
+		}
+		var terms []phraseTerm
+		for _, tok := range ts {
+			terms = append(terms, phraseTerm{term: string(tok.Term), pos: tok.Position - ts[0].Position})
+		}
+		want := phraseIn(a.Analyze([]byte(text)), terms)
+		if got := (&evaluation{an: an}).textHolds(neutralKey, text, terms); got != want {
+			t.Errorf("textHolds(%q, %q) = %v, tokens say %v", text, phrase, got, want)
+		}
+	})
 }

@@ -276,7 +276,6 @@ func (e *evaluation) phraseBits(es *evalSnap, s *evalSeg, a planAlt, live *roari
 // hold every word of the phrase (and every common-word pair), about 0.2 ms
 // each the first time.
 func (e *evaluation) bodyPhraseBits(s *evalSeg, a planAlt, cand *roaring.Bitmap) (*roaring.Bitmap, error) {
-	an := e.an.forKey(a.lang)
 	out := roaring.New()
 	it := cand.Iterator()
 	for it.HasNext() {
@@ -298,11 +297,64 @@ func (e *evaluation) bodyPhraseBits(s *evalSeg, a planAlt, cand *roaring.Bitmap)
 		if err != nil {
 			return nil, err
 		}
-		if phraseIn(an.Analyze([]byte(text)), a.terms) {
+		if e.textHolds(a.lang, text, a.terms) {
 			out.Add(d)
 		}
 	}
 	return out, nil
+}
+
+// textHolds reports whether a text, analysed for the language, holds the
+// phrase. The neutral analyzer's words of an ASCII text are read without
+// making tokens.
+func (e *evaluation) textHolds(lang, text string, terms []phraseTerm) bool {
+	if lang == neutralKey && isASCII(text) {
+		return asciiPhraseIn(text, terms)
+	}
+	return phraseIn(e.an.forKey(lang).Analyze([]byte(text)), terms)
+}
+
+// asciiPhraseIn is phraseIn for the neutral analyzer on ASCII text, whose
+// words, lower-cased, are its terms at consecutive positions.
+func asciiPhraseIn(text string, terms []phraseTerm) bool {
+	n := len(terms)
+	recent := make([]span, n) // the last n words, a ring
+	words, found := 0, false
+	asciiWords(text, func(start, end int, _ bool) {
+		if found {
+			return
+		}
+		recent[words%n] = span{start, end}
+		words++
+		if words < n {
+			return
+		}
+		for i, t := range terms {
+			w := recent[(words-n+i)%n]
+			if t.pos != i || !lowerEquals(text[w.start:w.end], t.term) {
+				return
+			}
+		}
+		found = true
+	})
+	return found
+}
+
+// lowerEquals reports whether ASCII word lower-cased is term.
+func lowerEquals(word, term string) bool {
+	if len(word) != len(term) {
+		return false
+	}
+	for i := 0; i < len(word); i++ {
+		c := word[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != term[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // phraseIn reports whether an analysed text holds the phrase: each term at

@@ -394,13 +394,17 @@ func (m *Manager) hitText(path, version string) (string, error) {
 }
 
 // bodyText returns the text the index analysed for the body of the file at
-// path and version (Document.Text, which phrases are checked against); ""
-// when the file does not map to a document.
+// path and version (Document.Text, which phrases are checked against):
+// through the Mapper's BodyMapper when it has one, else from Map; "" when
+// the file does not map to a document.
 func (m *Manager) bodyText(path, version string) (string, error) {
 	return m.bodies.get(path+"\x00"+version, func() (string, error) {
 		blob, err := m.tree.Blob(version)
 		if err != nil {
 			return "", err
+		}
+		if bm, ok := m.mapper.(BodyMapper); ok {
+			return bm.BodyText(path, blob), nil
 		}
 		if doc, _, _ := m.mapper.Map(path, blob); doc != nil {
 			return doc.Text, nil

@@ -85,7 +85,7 @@ func (t wordsTokenizer) Tokenize(input []byte) analysis.TokenStream {
 
 // asciiWords calls fn with the bounds of every word of an ASCII input, in
 // order, and whether the word has digits and no letters.
-func asciiWords(input []byte, fn func(start, end int, numeric bool)) {
+func asciiWords[T ~string | ~[]byte](input T, fn func(start, end int, numeric bool)) {
 	for i := 0; i < len(input); {
 		if !inWord(wbClass[input[i]]) {
 			i++

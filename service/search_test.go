@@ -181,3 +181,68 @@ func TestSearchDraftAfterProductionMoves(t *testing.T) {
 		t.Errorf("production's version of a path the draft changed shows through: %+v %v", penguins, err)
 	}
 }
+
+// The mapper's BodyText, which body phrases are checked against, is exactly
+// the text Map indexes, for every document of the sample site, of the Hugo
+// docs (when present) and of a few bodies that stress the parser.
+func TestBodyTextIsTheIndexedText(t *testing.T) {
+	check := func(t *testing.T, m docMapper, files map[string][]byte) int {
+		n := 0
+		for path, blob := range files {
+			doc, _, ok := m.Map(path, blob)
+			if !ok || doc == nil {
+				continue
+			}
+			n++
+			if got := m.BodyText(path, blob); got != doc.Text {
+				t.Errorf("%s: BodyText %q, Map's text %q", path, got, doc.Text)
+			}
+		}
+		return n
+	}
+	t.Run("sample", func(t *testing.T) {
+		s := openSample(t)
+		defer s.Close()
+		site, err := fixtures.LoadSite("sample")
+		if err != nil {
+			t.Fatal(err)
+		}
+		files := site.Files
+		for i, body := range []string{
+			"A *b* **c** `d` [e](http://f) ![g](h.png) <!-- i --> j\n\n```go\nk := 1\n```\n\n| l | m |\n|---|---|\n| n | o |\n",
+			"\ufeffno frontmatter at all &amp; entities",
+			"---\r\ntitle: CRLF\r\n---\r\nbody after\r\nCRLF lines\r\n",
+		} {
+			if !strings.HasPrefix(body, "---") && !strings.HasPrefix(body, "\ufeff") {
+				body = "---\ntitle: Stress\n---\n" + body
+			}
+			path := "content/notes/stress-" + string(rune('a'+i)) + ".md"
+			files[path] = []byte(body)
+			if doc, problem, _ := (docMapper{s.Project}).Map(path, []byte(body)); doc == nil {
+				t.Fatalf("%s does not map: %v", path, problem)
+			}
+		}
+		if n := check(t, docMapper{s.Project}, files); n < 5 {
+			t.Fatalf("only %d documents mapped", n)
+		}
+	})
+	t.Run("hugo", func(t *testing.T) {
+		corpus := fixtures.HugoDocsOrSkip(t)
+		dir := fixtures.FilesRepo(t, corpus)
+		if _, err := Init(InitInput{Dir: dir, From: "hugo"}, operator); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		files := map[string][]byte{}
+		for _, f := range corpus {
+			files[f.Path] = f.Data
+		}
+		if n := check(t, docMapper{s.Project}, files); n < 500 {
+			t.Fatalf("only %d documents mapped", n)
+		}
+	})
+}
