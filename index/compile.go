@@ -913,6 +913,12 @@ func storedPath(idx bleve.Index, id string) (path, version string, err error) {
 	if err != nil || doc == nil {
 		return "", "", err
 	}
+	path, version = pathAndVersion(doc)
+	return path, version, nil
+}
+
+// pathAndVersion reads the stored path and version of a document.
+func pathAndVersion(doc bindex.Document) (path, version string) {
 	doc.VisitFields(func(f bindex.Field) {
 		switch f.Name() {
 		case fieldPath:
@@ -921,7 +927,7 @@ func storedPath(idx bleve.Index, id string) (path, version string, err error) {
 			version = string(f.Value())
 		}
 	})
-	return path, version, nil
+	return path, version
 }
 
 func readProblems(idx bleve.Index) (map[string]problemEntry, error) {

@@ -244,16 +244,7 @@ func (q *phraseQuery) wordsInText(ctx context.Context, r bindex.IndexReader, opt
 		if err != nil {
 			panic(err)
 		}
-		var path, version string
-		doc.VisitFields(func(f bindex.Field) {
-			switch f.Name() {
-			case fieldPath:
-				path = string(f.Value())
-			case fieldVersion:
-				version = string(f.Value())
-			}
-		})
-		text, err := q.bodyText(path, version)
+		text, err := q.bodyText(pathAndVersion(doc))
 		if err != nil {
 			panic(err)
 		}

@@ -22,10 +22,10 @@ func openSample(t *testing.T) *Service {
 	return s
 }
 
-// TestCheckHugoCorpus adopts the Hugo docs with `init --from hugo` and checks
-// that every Markdown file is accounted for: a document, a slug problem, or
-// unmapped — and that nothing else is reported.
-func TestCheckHugoCorpus(t *testing.T) {
+// openHugo adopts the Hugo docs (skipping when the corpus is absent) with
+// `init --from hugo` and opens the service; it returns the corpus too.
+func openHugo(t *testing.T) (*Service, []fixtures.File) {
+	t.Helper()
 	files := fixtures.HugoDocsOrSkip(t)
 	dir := fixtures.FilesRepo(t, files)
 	if _, err := Init(InitInput{Dir: dir, From: "hugo"}, operator); err != nil {
@@ -35,6 +35,14 @@ func TestCheckHugoCorpus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s, files
+}
+
+// TestCheckHugoCorpus adopts the Hugo docs with `init --from hugo` and checks
+// that every Markdown file is accounted for: a document, a slug problem, or
+// unmapped — and that nothing else is reported.
+func TestCheckHugoCorpus(t *testing.T) {
+	s, files := openHugo(t)
 	if s.Project.Config.Content != "content/en" {
 		t.Errorf("content root %q, want content/en", s.Project.Config.Content)
 	}

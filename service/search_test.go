@@ -227,15 +227,7 @@ func TestBodyTextIsTheIndexedText(t *testing.T) {
 		}
 	})
 	t.Run("hugo", func(t *testing.T) {
-		corpus := fixtures.HugoDocsOrSkip(t)
-		dir := fixtures.FilesRepo(t, corpus)
-		if _, err := Init(InitInput{Dir: dir, From: "hugo"}, operator); err != nil {
-			t.Fatal(err)
-		}
-		s, err := Open(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, corpus := openHugo(t)
 		defer s.Close()
 		files := map[string][]byte{}
 		for _, f := range corpus {
