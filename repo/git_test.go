@@ -3,14 +3,17 @@ package repo
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/graft-studio/graft/errs"
 )
 
@@ -509,5 +512,85 @@ func TestWorktreeNeverTouched(t *testing.T) {
 	data, _, err := r.ReadFile("main", "a.md")
 	if err != nil || string(data) != "committed\n" {
 		t.Fatalf("ReadFile = %q, %v", data, err)
+	}
+}
+
+// The decoded-tree cache holds at most gitTreeCacheEntries entries: it
+// starts over when a tree would take it past the bound, and never keeps a
+// tree larger than the bound.
+func TestTreeCacheBoundsEntries(t *testing.T) {
+	defer func(n int) { gitTreeCacheEntries = n }(gitTreeCacheEntries)
+	gitTreeCacheEntries = 10
+	r := newTestRepo(t, false)
+	files := map[string]string{}
+	for i := range 4 {
+		files[fmt.Sprintf("a/%d.md", i)] = "a"
+		files[fmt.Sprintf("b/%d.md", i)] = "b"
+	}
+	for i := range 12 {
+		files[fmt.Sprintf("c/%d.md", i)] = "c"
+	}
+	commitFiles(t, r, "main", files)
+	root, err := r.gitRootTree("main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	top, err := r.gitEntries(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := map[string]plumbing.Hash{}
+	for _, e := range top {
+		sub[e.Name] = e.Hash
+	}
+	steps := []struct {
+		read   string
+		cached []string
+	}{
+		{"a", []string{"", "a"}},  // the root (3 entries) and a (4)
+		{"c", []string{"", "a"}},  // 12 entries: never kept
+		{"b", []string{"b"}},      // 3+4+4 > 10: started over
+		{"a", []string{"a", "b"}}, //
+		{"", []string{""}},        // 8+3 > 10: started over
+		{"", []string{""}},        // served from the cache
+		{"b", []string{"", "b"}},  //
+		{"c", []string{"", "b"}},  //
+		{"a", []string{"a"}},      // 7+4 > 10
+	}
+	name := func(h plumbing.Hash) string {
+		if h == root {
+			return ""
+		}
+		for n, s := range sub {
+			if s == h {
+				return n
+			}
+		}
+		return "?"
+	}
+	for i, s := range steps {
+		h := root
+		if s.read != "" {
+			h = sub[s.read]
+		}
+		entries, err := r.gitEntries(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(entries) == 0 {
+			t.Fatalf("step %d: tree %q has no entries", i, s.read)
+		}
+		var got []string
+		n := 0
+		for h, e := range r.treeCache {
+			got = append(got, name(h))
+			n += len(e)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, s.cached) || n != r.treeCached || n > gitTreeCacheEntries {
+			t.Errorf("step %d (read %q): cached %v (%d entries, counted %d), want %v", i, s.read, got, n, r.treeCached, s.cached)
+		}
 	}
 }
