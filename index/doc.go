@@ -35,8 +35,8 @@
 //     cores. The garbage collector runs at 200% during a full build of a
 //     production index (relaxGC): a fifth less CPU for about 60–100 MB more
 //     heap. At most 4 batches wait in memory for the persister. Bleve's
-//     merger stays idle; a build of 80,000 documents or more merges each
-//     eighth of them into one segment while the build goes on (every
+//     merger stays idle; a build of 40,000 documents or more merges each
+//     quarter of them into one segment while the build goes on (every
 //     document merged once, the merges beside the indexing), a smaller one
 //     ends with one merge of all its segments.
 //   - Bleve builds and stores the indexes; graft answers queries itself
