@@ -130,12 +130,16 @@ func (m *Manager) Compile(ctx context.Context, branch string, opt CompileOptions
 	var problems map[string]problemEntry
 	switch {
 	case opt.Parent != "" && full:
+		common := m.parentCommon(opt.Parent)
+		meta.Common = common.lists()
 		err = m.rebuild(branch, func(b *builder) error {
+			b.common = common
 			problems, err = m.compileOverlay(ctx, b, nil, meta, &res)
 			return err
 		})
 	case opt.Parent != "":
-		b := &builder{idx: bi.idx, an: m.an}
+		b := &builder{idx: bi.idx, an: m.an, common: commonFromLists(bi.meta.Common)}
+		meta.Common = bi.meta.Common
 		problems, err = m.compileOverlay(ctx, b, bi, meta, &res)
 		if err == nil {
 			err = m.reload(branch, bi)
@@ -181,6 +185,17 @@ func (m *Manager) Compile(ctx context.Context, branch string, opt CompileOptions
 }
 
 func isUnreadable(err error) bool { return errors.Is(err, errUnreadable) }
+
+// parentCommon returns the common words of the parent's index, which an
+// overlay rebuilt on it indexes the pairs of (none when the parent has no
+// index yet).
+func (m *Manager) parentCommon(parent string) commonWords {
+	bi, err := m.get(parent)
+	if err != nil || bi == nil {
+		return nil
+	}
+	return commonFromLists(bi.meta.Common)
+}
 
 // reload re-reads an index's metadata after an in-place compile.
 func (m *Manager) reload(branch string, bi *branchIndex) error {

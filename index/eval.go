@@ -36,7 +36,7 @@ type evalSnap struct {
 	segs []*evalSeg
 	meta *readerMeta
 	// pairs are the statistics, in this index, of the common-word pairs
-	// that answer the plan's two-word phrases (overlays hold no pairs).
+	// that answer the plan's two-word phrases.
 	pairs map[string]*termStats
 	// live holds, per segment, the documents it may answer with: neither
 	// deleted nor replaced by a nearer branch (shared: never modified).

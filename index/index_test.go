@@ -483,7 +483,8 @@ func TestBranchFolderNames(t *testing.T) {
 
 // Phrases of common words are answered from the pair field, and give exactly
 // the documents that hold the words next to each other: after a full build,
-// after an incremental compile, and through a chain whose overlay has no pairs.
+// after an incremental compile, and through a chain whose overlay indexes the
+// pairs of its parent's words, or none when it was built before its parent.
 func TestPhrasePairs(t *testing.T) {
 	words := []string{"alpha", "beta", "gamma", "delta", "epsilon", "zeta"}
 	rng := rand.New(rand.NewSource(5))
@@ -545,8 +546,9 @@ func TestPhrasePairs(t *testing.T) {
 	}
 	check("incremental", []string{"main"})
 
-	// An overlay (no pairs) overrides a document and adds one.
+	// An overlay overrides a document and adds one; it takes main's words.
 	base := r.head("main")
+	mainP001 := bodies["p001"]
 	bodies["p001"] = "gamma gamma gamma"
 	bodies["new"] = "beta alpha beta"
 	r.commit("dev", base, map[string]string{
@@ -554,7 +556,67 @@ func TestPhrasePairs(t *testing.T) {
 		"content/posts/new.md":  md("Post", bodies["new"]),
 	})
 	mustCompile(t, m, "dev", CompileOptions{Parent: "main"})
+	dev, err := m.get("dev")
+	if err != nil || !reflect.DeepEqual(dev.meta.Common, bi.meta.Common) {
+		t.Fatalf("overlay's common words = %v, want main's %v (%v)", dev.meta.Common, bi.meta.Common, err)
+	}
+	if got := pairDocs(t, m, "dev", "beta alpha"); got != 1 {
+		t.Errorf("the overlay holds the pair %q in %d documents, want 1", "beta alpha", got)
+	}
 	check("chain", []string{"dev", "main"})
+
+	// An overlay compiled in place keeps its words.
+	bodies["new2"] = "alpha beta"
+	r.commit("dev", "", map[string]string{"content/posts/new2.md": md("Post", bodies["new2"])})
+	if res := mustCompile(t, m, "dev", CompileOptions{Parent: "main"}); res.Full {
+		t.Fatal("overlay compile was not in place")
+	}
+	if got := pairDocs(t, m, "dev", "alpha beta"); got != 2 { // new2, and new's "beta alpha beta"
+		t.Errorf("the overlay holds the pair %q in %d documents, want 2", "alpha beta", got)
+	}
+	check("chain after an in-place overlay compile", []string{"dev", "main"})
+
+	// An overlay built before its parent has no words, and still answers.
+	r.commit("early", base, map[string]string{"content/posts/p002.md": md("Post", "alpha beta zeta")})
+	bodies["p002"] = "alpha beta zeta"
+	m2 := newManager(t, r, nil)
+	mustCompile(t, m2, "early", CompileOptions{Parent: "main"})
+	if early, err := m2.get("early"); err != nil || len(early.meta.Common) != 0 {
+		t.Fatalf("an overlay built with no parent index has words %v (%v)", early.meta.Common, err)
+	}
+	mustCompile(t, m2, "main", CompileOptions{})
+	m = m2
+	bodies["p001"] = mainP001
+	delete(bodies, "new")
+	delete(bodies, "new2")
+	check("chain with an overlay without words", []string{"early", "main"})
+}
+
+// pairDocs counts the documents of a branch's index holding a pair term.
+func pairDocs(t *testing.T, m *Manager, branch, pair string) uint64 {
+	t.Helper()
+	bi, err := m.get(branch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := openSnapshot(bi.idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	var n uint64
+	for _, s := range snap.Segments() {
+		d, err := s.Segment().Dictionary(prefixPair + neutralKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := d.PostingsList([]byte(pair), nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += liveCount(pl, s.Deleted())
+	}
+	return n
 }
 
 // Short text fields keep token positions (phrases) and no byte offsets;

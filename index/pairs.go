@@ -15,9 +15,12 @@ import (
 //
 // The common words are chosen when a full index is built, from a sample of
 // its documents, and recorded in its metadata; incremental compiles keep
-// them. Overlays hold no pairs: they are small. Each index decides at search
-// time from its own recorded words, so a chain mixing indexes built with
-// different words still answers exactly.
+// them. An overlay takes its parent's words when it is rebuilt and keeps
+// them too: bodies keep no positions, so without pairs a phrase of common
+// words would be checked against the text of most of the overlay's
+// documents. Each index decides at search time from its own recorded words,
+// so a chain mixing indexes built with different words still answers
+// exactly.
 const (
 	prefixPair = "pair."
 	// pairSampleDocs is how many documents, spread over the tree, choose the
