@@ -313,3 +313,38 @@ func BenchmarkSnippet(b *testing.B) {
 		m.snippet(texts[i%len(texts)], neutralKey, marks)
 	}
 }
+
+// BenchmarkBodyPhrase searches body phrases, which are checked against the
+// text of the documents holding all their words (bodies keep no positions):
+// two words each in a large share of the documents, two common words (one
+// pair term) and three common words. The result and body-text caches start
+// empty every time, so each search reads its candidates' blobs.
+func BenchmarkBodyPhrase(b *testing.B) {
+	c := benchCorpus(b, *benchDocs)
+	m := benchManager(b, c)
+	ctx := context.Background()
+	if _, err := m.Compile(ctx, "main", CompileOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	w := vocabulary(8000)
+	phrases := []struct{ name, words string }{
+		{"frequent-pair", w[100] + " " + w[101]},
+		{"common-pair", w[0] + " " + w[1]},
+		{"common-triple", w[0] + " " + w[1] + " " + w[2]},
+	}
+	for _, p := range phrases {
+		b.Run(p.name, func(b *testing.B) {
+			var total uint64
+			for b.Loop() {
+				m.results = newResultCache(512)
+				m.bodies = newTextCache(256)
+				res, err := m.Search(ctx, SearchRequest{Query: `"` + p.words + `"`, Chain: []string{"main"}, Limit: 10})
+				if err != nil {
+					b.Fatal(err)
+				}
+				total = res.Total
+			}
+			b.ReportMetric(float64(total), "matches")
+		})
+	}
+}
