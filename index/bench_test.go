@@ -337,7 +337,7 @@ func BenchmarkBodyPhrase(b *testing.B) {
 			var total uint64
 			for b.Loop() {
 				m.results = newResultCache(512)
-				m.bodies = newTextCache(256)
+				m.bodies = newTextCache(bodyTextBytes)
 				res, err := m.Search(ctx, SearchRequest{Query: `"` + p.words + `"`, Chain: []string{"main"}, Limit: 10})
 				if err != nil {
 					b.Fatal(err)

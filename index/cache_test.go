@@ -2,6 +2,7 @@ package index
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -164,4 +165,38 @@ func testAnalyzers(tb testing.TB) *analyzers {
 		tb.Fatal(err)
 	}
 	return an
+}
+
+// The text cache keeps at most its bytes of text, oldest out first, and
+// never a text larger than itself.
+func TestTextCacheBoundsBytes(t *testing.T) {
+	c := newTextCache(10)
+	loads := 0
+	get := func(key, text string) {
+		t.Helper()
+		got, err := c.get(key, func() (string, error) { loads++; return text, nil })
+		if err != nil || got != text {
+			t.Fatalf("get(%q) = %q, %v", key, got, err)
+		}
+	}
+	steps := []struct {
+		key, text string
+		loads     int
+		kept      []string
+	}{
+		{"a", "aaaa", 1, []string{"a"}},
+		{"b", "bbbb", 2, []string{"a", "b"}},
+		{"a", "aaaa", 2, []string{"a", "b"}}, // from the cache
+		{"c", "cc", 3, []string{"a", "b", "c"}},
+		{"d", "dddd", 4, []string{"b", "c", "d"}},        // 14 > 10: a out
+		{"x", "xxxxxxxxxxx", 5, []string{"b", "c", "d"}}, // larger than the cache
+		{"e", "eeeeeeeee", 6, []string{"e"}},             // 9 bytes: all out
+	}
+	for i, s := range steps {
+		get(s.key, s.text)
+		kept := sortedKeys(c.items)
+		if loads != s.loads || !slices.Equal(kept, s.kept) || c.size > 10 {
+			t.Errorf("step %d: loads %d, kept %v (%d bytes), want %d, %v", i, loads, kept, c.size, s.loads, s.kept)
+		}
+	}
 }

@@ -155,6 +155,7 @@ func (m *Manager) Compile(ctx context.Context, branch string, opt CompileOptions
 		}
 		if full {
 			restore := relaxGC()
+			defer restore() // also on a panic; restoring twice does nothing
 			err = m.rebuild(branch, func(b *builder) error {
 				problems, err = m.compileFull(ctx, b, meta, head, opt.Progress, &res)
 				return err

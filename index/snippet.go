@@ -336,18 +336,29 @@ func spaceChunks(text string) (chunks []span, cjk bool) {
 // asciiSpace marks the ASCII bytes unicode.IsSpace accepts.
 var asciiSpace = [utf8.RuneSelf]bool{' ': true, '\n': true, '\t': true, '\r': true, '\v': true, '\f': true}
 
-// textCache keeps the plain text of recently read blobs, so snippets of
-// popular hits do not read and convert their file again.
+// textCache keeps recently read texts (of blobs, by path and version) up to
+// a number of bytes, oldest out first, so snippets of popular hits and
+// phrases checked again do not read and convert their file again.
 type textCache struct {
 	mu    sync.Mutex
-	max   int
+	max   int // bytes of text
+	size  int
 	items map[string]string
 	order []string
 }
 
-func newTextCache(n int) *textCache { return &textCache{max: n, items: map[string]string{}} }
+// Text cache sizes, in bytes of text.
+const (
+	hitTextBytes  = 8 << 20
+	bodyTextBytes = 8 << 20
+)
 
-// get returns the text cached under key, or loads and caches it.
+func newTextCache(maxBytes int) *textCache {
+	return &textCache{max: maxBytes, items: map[string]string{}}
+}
+
+// get returns the text cached under key, or loads and caches it (a text
+// larger than the whole cache is not kept).
 func (c *textCache) get(key string, load func() (string, error)) (string, error) {
 	c.mu.Lock()
 	text, ok := c.items[key]
@@ -361,14 +372,17 @@ func (c *textCache) get(key string, load func() (string, error)) (string, error)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.items[key]; !ok {
-		if len(c.order) >= c.max {
-			delete(c.items, c.order[0])
-			c.order = c.order[1:]
-		}
-		c.items[key] = text
-		c.order = append(c.order, key)
+	if _, ok := c.items[key]; ok || len(text) > c.max {
+		return text, nil
 	}
+	for c.size+len(text) > c.max && len(c.order) > 0 {
+		c.size -= len(c.items[c.order[0]])
+		delete(c.items, c.order[0])
+		c.order = c.order[1:]
+	}
+	c.items[key] = text
+	c.order = append(c.order, key)
+	c.size += len(text)
 	return text, nil
 }
 
