@@ -100,17 +100,8 @@ func TestMain(m *testing.M) {
 }
 
 func peakRSSMB() float64 {
-	raw, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-			return float64(kb) / 1024
-		}
-	}
-	return 0
+	kb, _ := procKB("/proc/self/status", "VmHWM:")
+	return float64(kb) / 1024
 }
 
 // cpuSeconds returns the CPU time (user + system) the process has used.

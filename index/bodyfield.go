@@ -86,9 +86,7 @@ func (f *bodyField) Analyze() {
 				k ^= 1
 				bufs[k] = append(bufs[k][:0], term...)
 				for i, c := range bufs[k] {
-					if 'A' <= c && c <= 'Z' {
-						bufs[k][i] = c + 'a' - 'A'
-					}
+					bufs[k][i] = lowerASCII(c)
 				}
 				term = bufs[k]
 			}

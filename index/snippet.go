@@ -391,8 +391,11 @@ func (c *textCache) get(key string, load func() (string, error)) (string, error)
 // else the text of the mapped document; "" when the file is not a document
 // any more.
 func (m *Manager) hitText(path, version string) (string, error) {
-	tm, ok := m.mapper.(TextMapper)
-	return m.mappedText(m.texts, path, version, ok, func(blob []byte) string { return tm.Text(path, blob) })
+	var quick func([]byte) string
+	if tm, ok := m.mapper.(TextMapper); ok {
+		quick = func(blob []byte) string { return tm.Text(path, blob) }
+	}
+	return m.mappedText(m.texts, path, version, quick)
 }
 
 // bodyText returns the text the index analysed for the body of the file at
@@ -400,20 +403,23 @@ func (m *Manager) hitText(path, version string) (string, error) {
 // through the Mapper's BodyMapper when it has one, else from Map; "" when
 // the file does not map to a document.
 func (m *Manager) bodyText(path, version string) (string, error) {
-	bm, ok := m.mapper.(BodyMapper)
-	return m.mappedText(m.bodies, path, version, ok, func(blob []byte) string { return bm.BodyText(path, blob) })
+	var quick func([]byte) string
+	if bm, ok := m.mapper.(BodyMapper); ok {
+		quick = func(blob []byte) string { return bm.BodyText(path, blob) }
+	}
+	return m.mappedText(m.bodies, path, version, quick)
 }
 
 // mappedText returns a text of the file at path and version, cached in c
-// (by path too: the text may depend on the collection): quick's when
-// hasQuick, else the mapped document's, "" when the file maps to none.
-func (m *Manager) mappedText(c *textCache, path, version string, hasQuick bool, quick func(blob []byte) string) (string, error) {
+// (by path too: the text may depend on the collection): quick's when it is
+// set, else the mapped document's, "" when the file maps to none.
+func (m *Manager) mappedText(c *textCache, path, version string, quick func(blob []byte) string) (string, error) {
 	return c.get(path+"\x00"+version, func() (string, error) {
 		blob, err := m.tree.Blob(version)
 		if err != nil {
 			return "", err
 		}
-		if hasQuick {
+		if quick != nil {
 			return quick(blob), nil
 		}
 		if doc, _, _ := m.mapper.Map(path, blob); doc != nil {

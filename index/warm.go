@@ -3,6 +3,8 @@ package index
 import (
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 
 	segment "github.com/blevesearch/scorch_segment_api/v2"
@@ -83,6 +85,27 @@ func (w *warmer) warmFiles(paths []string) {
 			w.done[p] = true
 		}
 	}
+}
+
+// procKB reads the value of key ("MemAvailable:", "VmHWM:") from a /proc
+// file such as /proc/meminfo, in kB; false when the file or key is missing.
+func procKB(path, key string) (int64, bool) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if rest, ok := strings.CutPrefix(line, key); ok {
+			return parseKB(rest)
+		}
+	}
+	return 0, false
+}
+
+// parseKB reads a /proc value such as "  123456 kB".
+func parseKB(s string) (int64, bool) {
+	kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "kB")), 10, 64)
+	return kb, err == nil
 }
 
 // wait waits for the warmings started so far.

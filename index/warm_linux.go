@@ -54,21 +54,6 @@ func parseMapsLine(line string) (start, end uint64, path string, ok bool) {
 
 // availableMemory is the memory the kernel reports available, in bytes.
 func availableMemory() int64 {
-	raw, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
-			kb, _ := parseKB(rest)
-			return kb << 10
-		}
-	}
-	return 0
-}
-
-// parseKB reads a /proc value such as "  123456 kB".
-func parseKB(s string) (int64, bool) {
-	kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "kB")), 10, 64)
-	return kb, err == nil
+	kb, _ := procKB("/proc/meminfo", "MemAvailable:")
+	return kb << 10
 }
