@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // Analysing text chunk by chunk (the snippet cache) must give the tokens of
@@ -102,55 +103,107 @@ func sameSet(a, b []string) bool {
 	return true
 }
 
-// Skipping chunks that cannot match leaves the matches of neutral ASCII
-// text unchanged.
-func TestCandidateChunksKeepMatches(t *testing.T) {
-	an := testAnalyzers(t)
-	a := an.forKey(neutralKey)
+// On neutral ASCII text, asciiMarks finds the tokens the analyzer finds.
+func TestASCIIMarksAsTheAnalyzer(t *testing.T) {
 	text := "The Runner's shoes, running quickly; can't STOP at 3.14 or e.g. foo_bar. Run-time runs (run) x86_64 RUN."
-	queries := []struct {
+	for _, q := range []struct {
 		terms    []string
 		prefixes []string
+		want     int
 	}{
-		{[]string{"run"}, nil},
-		{[]string{"runner's", "stop"}, nil},
-		{[]string{"3.14", "foo_bar"}, []string{"qu"}},
-		{nil, []string{"ru", "x8"}},
-		{[]string{"absent"}, []string{"zz"}},
-		{[]string{"s"}, []string{"3."}}, // inside words, several times per chunk
-		{nil, []string{""}},
+		{[]string{"run"}, nil, 3},
+		{[]string{"runner's", "stop"}, nil, 2},
+		{[]string{"3.14", "foo_bar"}, []string{"qu"}, 3},
+		{nil, []string{"ru", "x8"}, 7},
+		{[]string{"absent"}, []string{"zz"}, 0},
+		{[]string{"s"}, []string{"3."}, 1}, // inside words, several times per chunk
+		{[]string{"", "é"}, []string{"é"}, 0},
+		{nil, []string{""}, 18},
+	} {
+		got := sameMarks(t, text, q.terms, q.prefixes)
+		if got != q.want {
+			t.Errorf("%v %v: %d marks, want %d", q.terms, q.prefixes, got, q.want)
+		}
+	}
+}
+
+func FuzzASCIIMarks(f *testing.F) {
+	for _, s := range []string{"Run runs RUN", "can't stop", "3.14 x86_64", "a.b:c d'e", "foo_bar. Foo"} {
+		f.Add(s, "run", "fo")
+	}
+	f.Fuzz(func(t *testing.T, text, term, prefix string) {
+		if !isASCII(text) {
+			return
+		}
+		sameMarks(t, text, []string{strings.ToLower(term)}, []string{strings.ToLower(prefix)})
+	})
+}
+
+// On ASCII text, the neutral snippet (asciiSnippet) is the one the analyzer
+// gives (tokenSnippet).
+func FuzzASCIISnippet(f *testing.F) {
+	f.Add("Intro words. "+strings.Repeat("filler ", 30)+"The Run <b>runs</b> & running; can't run. "+strings.Repeat("tail ", 30), "run", "runn")
+	f.Add("one two", "absent", "")
+	f.Add("  \t\n ", "x", "y")
+	f.Add(strings.Repeat("a b ", 40)+"x y x", "x", "zz")
+	m := &Manager{an: testAnalyzers(f), chunks: newChunkCache()}
+	f.Fuzz(func(t *testing.T, text, word, prefix string) {
+		if !isASCII(text) {
+			return
+		}
+		marks := []mark{{text: word}, {text: prefix, prefix: true}}
+		got := m.snippet(text, neutralKey, marks)
+		terms := map[string]bool{}
+		for _, tk := range m.an.forKey(neutralKey).Analyze([]byte(word)) {
+			terms[string(tk.Term)] = true
+		}
+		want := m.tokenSnippet(text, neutralKey, m.an.forKey(neutralKey), terms, []string{strings.ToLower(prefix)})
+		if got != want {
+			t.Errorf("%q %q %q:\n ascii %q\n token %q", text, word, prefix, got, want)
+		}
+	})
+}
+
+// The scratch lower-cases ASCII text at every alignment and refuses
+// anything else.
+func TestScratchLower(t *testing.T) {
+	var all []byte
+	for c := range utf8.RuneSelf {
+		all = append(all, byte(c))
+	}
+	sc := new(scratch)
+	for shift := range 9 {
+		text := strings.Repeat("x", shift) + string(all) + "AZaz@[`{"
+		if !sc.lower(text) || string(sc.low) != strings.ToLower(text) {
+			t.Errorf("shift %d: lower %q", shift, sc.low)
+		}
+		for _, bad := range []string{"\x80", "é", "\xff"} {
+			if sc.lower(text[:shift] + bad + text[shift:]) {
+				t.Errorf("shift %d: %q taken for ASCII", shift, bad)
+			}
+		}
+	}
+}
+
+// sameMarks checks that asciiMarks and tokenMarks (the neutral analyzer)
+// mark the same words of an ASCII text, and returns how many.
+func sameMarks(t *testing.T, text string, terms, prefixes []string) int {
+	t.Helper()
+	m := &Manager{an: testAnalyzers(t), chunks: newChunkCache()}
+	set := map[string]bool{}
+	for _, tm := range terms {
+		set[tm] = true
 	}
 	chunks, _ := spaceChunks(text)
-	for _, q := range queries {
-		terms := map[string]bool{}
-		for _, tm := range q.terms {
-			terms[tm] = true
-		}
-		matches := func(cs []span) []token {
-			var out []token
-			for _, tk := range newChunkCache().tokens(a, neutralKey, text, cs) {
-				hit := terms[tk.term]
-				for _, p := range q.prefixes {
-					hit = hit || strings.HasPrefix(strings.ToLower(text[tk.start:tk.end]), p)
-				}
-				if hit {
-					out = append(out, tk)
-				}
-			}
-			return out
-		}
-		cand := candidateChunks(text, neutralKey, chunks, terms, q.prefixes)
-		all, some := matches(chunks), matches(cand)
-		if !reflect.DeepEqual(all, some) {
-			t.Errorf("%v %v: all chunks give %v, candidates %v", q.terms, q.prefixes, all, some)
-		}
-		if len(q.terms) > 0 && q.terms[0] == "run" && len(all) == 0 {
-			t.Error("the test text should match run")
-		}
-		if len(all) == 0 && len(cand) >= len(chunks) {
-			t.Errorf("%v %v: nothing matches, yet every chunk stays a candidate", q.terms, q.prefixes)
-		}
+	want := m.tokenMarks(m.an.forKey(neutralKey), neutralKey, text, chunks, set, prefixes)
+	got := asciiMarks(text, []byte(strings.ToLower(text)), set, prefixes)
+	if len(want) == 0 && len(got) == 0 {
+		return 0
 	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%q %v %v: asciiMarks %v, the analyzer %v", text, terms, prefixes, got, want)
+	}
+	return len(want)
 }
 
 // testAnalyzers returns the analyzers of a fresh mapping.

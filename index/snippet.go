@@ -1,7 +1,8 @@
 package index
 
 import (
-	"slices"
+	"bytes"
+	"encoding/binary"
 	"sort"
 	"strings"
 	"sync"
@@ -62,27 +63,22 @@ func (m *Manager) snippet(text, lang string, marks []mark) string {
 			terms[string(t.Term)] = true
 		}
 	}
+	if lang == neutralKey {
+		sc := snippetScratch.Get().(*scratch)
+		defer snippetScratch.Put(sc)
+		if sc.lower(text) {
+			return sc.asciiSnippet(text, terms, prefixes)
+		}
+	}
+	return m.tokenSnippet(text, lang, an, terms, prefixes)
+}
+
+// tokenSnippet is snippet through the language's analyzer, for any text.
+func (m *Manager) tokenSnippet(text, lang string, an analysis.Analyzer, terms map[string]bool, prefixes []string) string {
 	chunks, cjk := spaceChunks(text)
 	var matches []span
 	if len(terms) > 0 || len(prefixes) > 0 {
-		for _, t := range m.chunks.tokens(an, lang, text, candidateChunks(text, lang, chunks, terms, prefixes)) {
-			hit := terms[t.term]
-			if !hit {
-				orig := strings.ToLower(text[t.start:t.end])
-				for _, p := range prefixes {
-					if strings.HasPrefix(orig, p) {
-						hit = true
-						break
-					}
-				}
-			}
-			if hit && t.start < t.end {
-				if n := len(matches); n > 0 && matches[n-1].end > t.start {
-					continue // overlapping CJK bigrams: keep the first
-				}
-				matches = append(matches, span{t.start, t.end})
-			}
-		}
+		matches = m.tokenMarks(an, lang, text, chunks, terms, prefixes)
 	}
 	units := chunks // without CJK, a word is a run of non-space
 	if cjk {
@@ -91,80 +87,226 @@ func (m *Manager) snippet(text, lang string, marks []mark) string {
 	if len(units) == 0 {
 		return ""
 	}
-	// Count matches per unit and slide a window of snippetUnits over them.
-	count := make([]int, len(units))
+	// The units of the matches, once per unit a match overlaps (a CJK
+	// bigram may straddle two).
+	var at []int
 	j := 0
 	for i, u := range units {
 		for j < len(matches) && matches[j].end <= u.start {
 			j++
 		}
 		for k := j; k < len(matches) && matches[k].start < u.end; k++ {
-			count[i]++
+			at = append(at, i)
 		}
 	}
-	best, bestN, n := 0, 0, 0
-	for i := range units {
-		n += count[i]
-		if i >= snippetUnits {
-			n -= count[i-snippetUnits]
-		}
-		if s := max(0, i-snippetUnits+1); n > bestN {
-			best, bestN = s, n
-		}
-	}
-	// Lead into the first match with a few words of context.
-	first := best
-	for first < len(units) && count[first] == 0 && bestN > 0 {
-		first++
-	}
-	start := max(0, min(first-3, len(units)-snippetUnits))
-	if bestN == 0 {
-		start = 0
-	}
-	end := min(len(units), start+snippetUnits)
+	start, end := snippetWindow(at, len(units))
 	return render(text, units[start].start, units[end-1].end, matches, start > 0, end < len(units))
 }
 
-// candidateChunks returns the chunks that may hold a match. The neutral
-// analyzer only splits and lower-cases, so in ASCII text a chunk holding
-// none of the words and prefixes (lower-cased) cannot match; other analyzers
-// normalise or stem, so every chunk stays a candidate.
-func candidateChunks(text, lang string, chunks []span, terms map[string]bool, prefixes []string) []span {
-	if lang != neutralKey || !isASCII(text) {
-		return chunks
+// snippetWindow returns the units [start, end) a snippet shows, given the
+// units holding matches (at, sorted, a unit once per match) out of n: about
+// snippetUnits units from a little before the first match of the densest
+// run, or the first ones when nothing matches.
+func snippetWindow(at []int, n int) (start, end int) {
+	// The window of snippetUnits units ending at a match's unit that holds
+	// the most matches, the first one of them.
+	first, bestN := 0, 0
+	lo := 0
+	for j := 0; j < len(at); j++ {
+		last := at[j]
+		for j+1 < len(at) && at[j+1] == last {
+			j++
+		}
+		for at[lo] <= last-snippetUnits {
+			lo++
+		}
+		if c := j - lo + 1; c > bestN {
+			first, bestN = at[lo], c
+		}
 	}
-	if terms[""] || slices.Contains(prefixes, "") {
-		return chunks // matches everywhere
+	// Lead into the first match with a few words of context.
+	if bestN > 0 {
+		start = max(0, min(first-3, n-snippetUnits))
 	}
-	lower := strings.ToLower(text)
-	keep := make([]bool, len(chunks))
-	mark := func(w string) {
-		for from := 0; ; {
-			i := strings.Index(lower[from:], w)
+	return start, min(n, start+snippetUnits)
+}
+
+// asciiSnippet is snippet for ASCII text and the neutral analyzer, without
+// running it (asciiMarks) and without splitting the whole text into spans:
+// the units are the same runs of non-space, found by their starts.
+// The scratch holds the text lower-cased.
+func (sc *scratch) asciiSnippet(text string, terms map[string]bool, prefixes []string) string {
+	starts := sc.unitStarts(text)
+	if len(starts) == 0 {
+		return ""
+	}
+	var matches []span
+	if len(terms) > 0 || len(prefixes) > 0 {
+		matches = asciiMarks(text, sc.low, terms, prefixes)
+	}
+	at := make([]int, len(matches))
+	for j, mt := range matches {
+		at[j] = sort.Search(len(starts), func(k int) bool { return int(starts[k]) > mt.start }) - 1
+	}
+	start, end := snippetWindow(at, len(starts))
+	to := int(starts[end-1])
+	for to < len(text) && !asciiSpace[text[to]] {
+		to++
+	}
+	return render(text, int(starts[start]), to, matches, start > 0, end < len(starts))
+}
+
+// scratch holds an ASCII snippet's working buffers.
+type scratch struct {
+	low    []byte
+	starts []int32
+}
+
+var snippetScratch = sync.Pool{New: func() any { return new(scratch) }}
+
+// lower keeps text lower-cased in the scratch buffer and reports whether
+// it is ASCII (when not, the buffer is not all lower-cased). It works on
+// eight bytes at a time.
+func (sc *scratch) lower(text string) bool {
+	sc.low = append(sc.low[:0], text...)
+	b := sc.low
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		if x&highs != 0 {
+			return false
+		}
+		// A byte's high bit is set in atLeastA when it is 'A' or more, in
+		// pastZ when it is past 'Z' (no carry crosses bytes below 0x80).
+		atLeastA := x + ones*(0x80-'A')
+		pastZ := x + ones*(0x80-'Z'-1)
+		upper := atLeastA &^ pastZ & highs
+		binary.LittleEndian.PutUint64(b[i:], x|upper>>2)
+	}
+	for ; i < len(b); i++ {
+		if b[i] >= utf8.RuneSelf {
+			return false
+		}
+		b[i] = lowerASCII(b[i])
+	}
+	return true
+}
+
+// unitStarts returns the offsets where text's runs of non-space start, in
+// the scratch buffer. The loop has no branch on the text: whitespace and
+// words alternate too often for a branch to be predicted.
+func (sc *scratch) unitStarts(text string) []int32 {
+	if cap(sc.starts) < len(text)+1 {
+		sc.starts = make([]int32, len(text)+1)
+	}
+	st := sc.starts[:len(text)+1]
+	n := 0
+	prev := 1 // a space before the text
+	for i := 0; i < len(text); i++ {
+		sp := int(spaceByte[text[i]])
+		st[n] = int32(i)
+		n += prev &^ sp
+		prev = sp
+	}
+	return st[:n]
+}
+
+// spaceByte is asciiSpace as numbers.
+var spaceByte = func() (t [256]uint8) {
+	for c, sp := range asciiSpace {
+		if sp {
+			t[c] = 1
+		}
+	}
+	return t
+}()
+
+// tokenMarks returns the tokens of a text (split in chunks by spaceChunks)
+// that the language's analyzer turns into one of terms or whose text starts
+// with one of prefixes (both lower-cased).
+func (m *Manager) tokenMarks(an analysis.Analyzer, lang, text string, chunks []span, terms map[string]bool, prefixes []string) []span {
+	var out []span
+	for _, t := range m.chunks.tokens(an, lang, text, chunks) {
+		hit := terms[t.term]
+		if !hit {
+			orig := strings.ToLower(text[t.start:t.end])
+			for _, p := range prefixes {
+				if strings.HasPrefix(orig, p) {
+					hit = true
+					break
+				}
+			}
+		}
+		if hit && t.start < t.end {
+			if n := len(out); n > 0 && out[n-1].end > t.start {
+				continue // overlapping CJK bigrams: keep the first
+			}
+			out = append(out, span{t.start, t.end})
+		}
+	}
+	return out
+}
+
+// asciiMarks returns the words of an ASCII text that the neutral analyzer
+// turns into one of terms or that start with one of prefixes (both
+// lower-cased), in order; lower is the text lower-cased. On ASCII text that
+// analyzer splits words as asciiWords does and lower-cases them, so this is
+// its answer without running it. Only the runs of non-space where a term or
+// prefix occurs are split into words.
+func asciiMarks(text string, lower []byte, terms map[string]bool, prefixes []string) []span {
+	for _, p := range prefixes {
+		if p == "" {
+			return asciiWordSpans(text) // every word
+		}
+	}
+	// The runs of non-space holding an occurrence, by start.
+	runs := map[int]int{}
+	find := func(w string) {
+		for from := 0; w != ""; {
+			i := bytes.Index(lower[from:], []byte(w))
 			if i < 0 {
 				return
 			}
 			at := from + i
-			// The chunk holding the occurrence: the last one starting at or before it.
-			c := sort.Search(len(chunks), func(k int) bool { return chunks[k].start > at }) - 1
-			if c >= 0 && at+len(w) <= chunks[c].end {
-				keep[c] = true
+			start, end := at, at
+			for start > 0 && !asciiSpace[text[start-1]] {
+				start--
 			}
-			from = at + 1
+			for end < len(text) && !asciiSpace[text[end]] {
+				end++
+			}
+			runs[start] = end
+			from = max(end, at+1)
 		}
 	}
 	for t := range terms {
-		mark(t)
+		find(t)
 	}
 	for _, p := range prefixes {
-		mark(p)
+		find(p)
 	}
 	var out []span
-	for i, k := range keep {
-		if k {
-			out = append(out, chunks[i])
-		}
+	for start, end := range runs {
+		asciiWords(text[start:end], func(s, e int, _ bool) {
+			w := lower[start+s : start+e]
+			hit := terms[string(w)]
+			for _, p := range prefixes {
+				hit = hit || bytes.HasPrefix(w, []byte(p))
+			}
+			if hit {
+				out = append(out, span{start + s, start + e})
+			}
+		})
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].start < out[j].start })
+	return out
+}
+
+// asciiWordSpans returns every word of an ASCII text.
+func asciiWordSpans(text string) []span {
+	var out []span
+	asciiWords(text, func(start, end int, _ bool) { out = append(out, span{start, end}) })
 	return out
 }
 
