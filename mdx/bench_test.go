@@ -76,7 +76,8 @@ func syntheticBodies(n int) [][]byte {
 
 // BenchmarkIndexText turns synthetic .md bodies into what the index stores,
 // as the compile does: "separate" runs Gate then PlainText, "GateText" runs
-// both from one parse, "ungated" is GateText for a project with mdx: full.
+// both from one parse, "ungated" is GateText for a project with mdx: full;
+// "SnippetText" is the text search cuts snippets from.
 func BenchmarkIndexText(b *testing.B) {
 	bodies := syntheticBodies(256)
 	opt := Options{Format: FormatMarkdown, LineOffset: 5}
@@ -94,6 +95,7 @@ func BenchmarkIndexText(b *testing.B) {
 		{"ungated", func(body []byte) (string, error) {
 			return GateText(body, Options{Format: FormatMarkdown, Ungated: true})
 		}},
+		{"SnippetText", func(body []byte) (string, error) { return SnippetText(body), nil }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()

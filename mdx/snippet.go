@@ -119,34 +119,41 @@ func isTableRule(line []byte) bool {
 	return true
 }
 
-// writeInline writes a line without inline markup.
+// writeInline writes a line without inline markup. Bytes that start no
+// markup (inlineMark) are written in runs.
 func writeInline(b *strings.Builder, line []byte) {
+	done := 0 // line[:done] is written or dropped
+	drop := func(from, next int, with string) {
+		b.Write(line[done:from])
+		b.WriteString(with)
+		done = next
+	}
 	for i := 0; i < len(line); i++ {
 		c := line[i]
+		if !inlineMark[c] {
+			continue
+		}
 		switch c {
 		case '\\':
 			if i+1 < len(line) && isASCIIPunct(line[i+1]) {
+				drop(i, i+1, "") // the escaped byte is text
 				i++
-				b.WriteByte(line[i])
-				continue
 			}
-		case '*', '`', '~':
-			continue
+		case '*', '`', '~', '[':
+			drop(i, i+1, "")
 		case '|':
-			b.WriteByte(' ')
-			continue
+			drop(i, i+1, " ")
 		case '_':
 			if i == 0 || i+1 == len(line) || !isWordByte(line[i-1]) || !isWordByte(line[i+1]) {
-				continue // emphasis, not snake_case
+				drop(i, i+1, "") // emphasis, not snake_case
 			}
 		case '!':
 			if i+1 < len(line) && line[i+1] == '[' {
-				continue
+				drop(i, i+1, "")
 			}
-		case '[':
-			continue
 		case ']':
 			// Drop a link's target: "](url)" or "][ref]".
+			at := i
 			if i+1 < len(line) && (line[i+1] == '(' || line[i+1] == '[') {
 				closer := byte(')')
 				if line[i+1] == '[' {
@@ -156,30 +163,32 @@ func writeInline(b *strings.Builder, line []byte) {
 					i += j + 2
 				}
 			}
-			continue
+			drop(at, i+1, "")
 		case '<':
 			// An HTML or JSX tag, a comment or an autolink: drop the markup.
 			if i+1 < len(line) && (isASCIILetter(line[i+1]) || line[i+1] == '/' || line[i+1] == '!') {
 				if j := bytes.IndexByte(line[i+1:], '>'); j >= 0 {
+					drop(i, i+j+2, " ")
 					i += j + 1
-					b.WriteByte(' ')
-					continue
 				}
 			}
 		case '{':
 			// An MDX expression or a template shortcode.
 			if j := bytes.IndexByte(line[i+1:], '}'); j >= 0 {
+				at := i
 				i += j + 1
 				for i+1 < len(line) && line[i+1] == '}' {
 					i++
 				}
-				b.WriteByte(' ')
-				continue
+				drop(at, i+1, " ")
 			}
 		}
-		b.WriteByte(c)
 	}
+	b.Write(line[done:])
 }
+
+// inlineMark marks the bytes that may start inline markup.
+var inlineMark = [256]bool{'\\': true, '*': true, '`': true, '~': true, '|': true, '_': true, '!': true, '[': true, ']': true, '<': true, '{': true}
 
 func isWordByte(c byte) bool {
 	return c >= 0x80 || c >= '0' && c <= '9' || isASCIILetter(c)
