@@ -452,6 +452,9 @@ func (e *evaluation) run(ctx context.Context, k int) (uint64, []match, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	for _, st := range states {
+		st.release()
+	}
 	h := topK[match]{k: k, before: match.before}
 	for _, r := range results {
 		for _, m := range r {

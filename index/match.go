@@ -27,6 +27,13 @@ type segState struct {
 	best []float64
 }
 
+// release gives the state's slices back to their slabs.
+func (st *segState) release() {
+	docSlabs.put(st.docs)
+	scoreSlabs.put(st.score)
+	st.docs, st.score = nil, nil
+}
+
 // matchSegment finds the plan's documents in one segment and scores them
 // by every alternative but the body's words and phrases (the first phase
 // of run).
@@ -87,8 +94,9 @@ func (e *evaluation) matchSegment(chainPos int, es *evalSnap, si int, k int) (*s
 	if st.total == 0 {
 		return st, nil
 	}
-	st.found, st.docs = found, found.ToArray()
-	st.score = make([]float64, len(st.docs))
+	st.found, st.docs = found, bitsTo(found, docSlabs.get(int(st.total)))
+	st.score = scoreSlabs.get(len(st.docs))
+	clear(st.score)
 	// An alternative scores the documents of its own group: a document
 	// found through another group of an "or" gets nothing from this one.
 	for gi, g := range e.p.groups {

@@ -3,6 +3,7 @@ package index
 import (
 	"math"
 	"strings"
+	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/blevesearch/bleve/v2/search"
@@ -124,7 +125,9 @@ func (e *evaluation) scoreAlt(es *evalSnap, s *evalSeg, a planAlt, bits, found *
 	if bits.IsEmpty() || (a.boost == 0 && a.kind != altTerm && a.kind != altPhrase) {
 		return nil
 	}
-	want := roaring.And(bits, found).ToArray()
+	both := roaring.And(bits, found)
+	want := bitsTo(both, docSlabs.get(int(both.GetCardinality())))
+	defer docSlabs.put(want)
 	switch a.kind {
 	case altConst, altPrefix:
 		j := 0
@@ -253,4 +256,43 @@ func (h *topK[T]) down(i int) {
 		h.items[i], h.items[small] = h.items[small], h.items[i]
 		i = small
 	}
+}
+
+// slab lends slices of T, so that a search allocates (and the collector
+// scans) less: its segments' documents and scores are as long as their
+// matches, tens of thousands for a frequent word.
+type slab[T any] struct{ pool sync.Pool }
+
+var (
+	docSlabs   slab[uint32]
+	scoreSlabs slab[float64]
+)
+
+// get returns a slice of n elements (of any values).
+func (s *slab[T]) get(n int) []T {
+	if p, ok := s.pool.Get().(*[]T); ok && cap(*p) >= n {
+		return (*p)[:n]
+	}
+	return make([]T, n)
+}
+
+// put takes a slice back; the caller must not use it any more.
+func (s *slab[T]) put(b []T) {
+	if cap(b) > 0 {
+		s.pool.Put(&b)
+	}
+}
+
+// bitsTo fills docs (as long as the bitmap's cardinality) with the
+// bitmap's documents, in order.
+func bitsTo(b *roaring.Bitmap, docs []uint32) []uint32 {
+	it := b.ManyIterator()
+	for n := 0; n < len(docs); {
+		got := it.NextMany(docs[n:])
+		if got == 0 {
+			return docs[:n]
+		}
+		n += got
+	}
+	return docs
 }
