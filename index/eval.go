@@ -105,13 +105,14 @@ type evaluation struct {
 	stats  evalStats
 	filter string // collection filter
 	an     *analyzers
+	crew   *crew // runs the parallel phases
 	// bodyText returns the text a document's body was indexed from.
 	bodyText func(path, version string) (string, error)
 }
 
 // openEvaluation opens the chain's indexes for a search; close releases them.
-func (m *Manager) openEvaluation(chain []*branchIndex, p plan, collection string) (*evaluation, error) {
-	e := &evaluation{p: p, filter: collection, an: m.an, bodyText: m.bodyText}
+func (m *Manager) openEvaluation(c *crew, chain []*branchIndex, p plan, collection string) (*evaluation, error) {
+	e := &evaluation{p: p, filter: collection, an: m.an, crew: c, bodyText: m.bodyText}
 	ok := false
 	defer func() {
 		if !ok {
@@ -299,7 +300,7 @@ func (e *evaluation) gatherStats() error {
 	// segment's postings lists stay for the search).
 	jobs := e.jobs
 	counts := make([][]uint64, len(jobs))
-	err := forEachParallel(len(jobs), func(j int) error {
+	err := e.crew.each(len(jobs), func(j int) error {
 		s := e.snaps[jobs[j].ci].segs[jobs[j].si]
 		all := append(terms[:len(terms):len(terms)], pairs[jobs[j].ci]...)
 		counts[j] = make([]uint64, len(all))
@@ -419,7 +420,7 @@ func (s *evalSeg) termBits(field, term string) (*roaring.Bitmap, error) {
 func (e *evaluation) run(ctx context.Context, k int) (uint64, []match, error) {
 	jobs := e.jobs
 	states := make([]*segState, len(jobs))
-	err := forEachParallel(len(jobs), func(i int) error {
+	err := e.crew.each(len(jobs), func(i int) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -441,7 +442,7 @@ func (e *evaluation) run(ctx context.Context, k int) (uint64, []match, error) {
 		theta = bestScores(best, k)[0] // the k-th best first-phase score
 	}
 	results := make([][]match, len(jobs))
-	err = forEachParallel(len(jobs), func(i int) error {
+	err = e.crew.each(len(jobs), func(i int) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

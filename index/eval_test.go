@@ -33,7 +33,9 @@ func evalSearch(tb testing.TB, m *Manager, q, collection string, chain ...string
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	pq, bis, langs := testChain(tb, m, q, chain)
-	e, err := m.openEvaluation(bis, m.newPlan(pq, langs), collection)
+	c := newCrew()
+	defer c.close()
+	e, err := m.openEvaluation(c, bis, m.newPlan(pq, langs), collection)
 	if err != nil {
 		tb.Fatal(err)
 	}

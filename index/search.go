@@ -160,7 +160,9 @@ func (m *Manager) Search(ctx context.Context, req SearchRequest) (SearchResult, 
 // searchPage runs one page of a search on the chain's indexes (held under
 // m.mu's read lock by the caller).
 func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, chain []*branchIndex, limit int, after *cursor, hash string) (*cachedPage, error) {
-	e, err := m.openEvaluation(chain, m.newPlan(pq, chainLangs(chain)), req.Collection)
+	c := newCrew()
+	defer c.close()
+	e, err := m.openEvaluation(c, chain, m.newPlan(pq, chainLangs(chain)), req.Collection)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +187,7 @@ func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, 
 	}
 	hits := make([]found, len(top))
 	marks := snippetTerms(pq)
-	err = forEachParallel(len(top), func(i int) error {
+	err = c.each(len(top), func(i int) error {
 		id, f, err := e.stored(top[i])
 		if err != nil {
 			return err
@@ -238,12 +240,6 @@ func chainLangs(chain []*branchIndex) []string {
 		return []string{neutralKey}
 	}
 	return sortedKeys(set)
-}
-
-// forEachParallel calls fn(0) … fn(n-1) on up to GOMAXPROCS goroutines (the
-// caller's among them) and returns the first error.
-func forEachParallel(n int, fn func(i int) error) error {
-	return forEachWorker(n, func(_, i int) error { return fn(i) })
 }
 
 // forEachWorker calls fn(w, i) for i = 0 … n-1 on up to GOMAXPROCS workers,
