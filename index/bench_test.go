@@ -298,10 +298,10 @@ func BenchmarkSnippet(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	marks := snippetTerms(pq)
+	words := m.snippetWords(neutralKey, snippetTerms(pq))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		m.snippet(texts[i%len(texts)], neutralKey, marks)
+		m.snippet(texts[i%len(texts)], words)
 	}
 }
 

@@ -152,12 +152,9 @@ func FuzzASCIISnippet(f *testing.F) {
 			return
 		}
 		marks := []mark{{text: word}, {text: prefix, prefix: true}}
-		got := m.snippet(text, neutralKey, marks)
-		terms := map[string]bool{}
-		for _, tk := range m.an.forKey(neutralKey).Analyze([]byte(word)) {
-			terms[string(tk.Term)] = true
-		}
-		want := m.tokenSnippet(text, neutralKey, m.an.forKey(neutralKey), terms, []string{strings.ToLower(prefix)})
+		w := m.snippetWords(neutralKey, marks)
+		got := m.snippet(text, w)
+		want := m.tokenSnippet(text, neutralKey, m.an.forKey(neutralKey), w.terms, w.prefixes)
 		if got != want {
 			t.Errorf("%q %q %q:\n ascii %q\n token %q", text, word, prefix, got, want)
 		}

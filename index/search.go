@@ -187,6 +187,18 @@ func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, 
 	}
 	hits := make([]found, len(top))
 	marks := snippetTerms(pq)
+	var wordsMu sync.Mutex
+	words := map[string]snippetWords{} // by language, analysed once per page
+	wordsFor := func(lang string) snippetWords {
+		wordsMu.Lock()
+		defer wordsMu.Unlock()
+		w, ok := words[lang]
+		if !ok {
+			w = m.snippetWords(lang, marks)
+			words[lang] = w
+		}
+		return w
+	}
 	err = c.each(len(top), func(i int) error {
 		id, f, err := e.stored(top[i])
 		if err != nil {
@@ -206,7 +218,7 @@ func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, 
 		if err != nil {
 			return err
 		}
-		hit.Snippet = m.snippet(text, f.lang, marks)
+		hit.Snippet = m.snippet(text, wordsFor(f.lang))
 		hits[i] = found{hit, id}
 		return nil
 	})

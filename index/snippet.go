@@ -40,10 +40,35 @@ func snippetTerms(q *Query) []mark {
 // span is a byte range of the text.
 type span struct{ start, end int }
 
-// snippet cuts about 20 words of text around the densest run of matches,
-// HTML-escaped, with matches wrapped in <b>…</b>. Matching uses the
-// language's analyzer, so stemmed forms are marked too.
-func (m *Manager) snippet(text, lang string, marks []mark) string {
+// snippetWords are a query's positive words, analysed for one language,
+// and its prefixes, lower-cased: what a snippet marks.
+type snippetWords struct {
+	lang     string
+	terms    map[string]bool
+	prefixes []string
+}
+
+// snippetWords analyses marks for a language's snippets.
+func (m *Manager) snippetWords(lang string, marks []mark) snippetWords {
+	w := snippetWords{lang: lang, terms: map[string]bool{}}
+	an := m.an.forKey(lang)
+	for _, mk := range marks {
+		if mk.prefix {
+			w.prefixes = append(w.prefixes, strings.ToLower(mk.text))
+			continue
+		}
+		for _, t := range an.Analyze([]byte(mk.text)) {
+			w.terms[string(t.Term)] = true
+		}
+	}
+	return w
+}
+
+// snippet cuts about 20 words of text around the densest run of matches of
+// w (analysed for the text's language), HTML-escaped, with matches wrapped
+// in <b>…</b>. Matching uses the language's analyzer, so stemmed forms are
+// marked too.
+func (m *Manager) snippet(text string, w snippetWords) string {
 	if len(text) > snippetScan {
 		cut := snippetScan
 		for cut > 0 && !utf8.RuneStart(text[cut]) {
@@ -51,26 +76,14 @@ func (m *Manager) snippet(text, lang string, marks []mark) string {
 		}
 		text = text[:cut]
 	}
-	an := m.an.forKey(lang)
-	terms := map[string]bool{}
-	var prefixes []string
-	for _, mk := range marks {
-		if mk.prefix {
-			prefixes = append(prefixes, strings.ToLower(mk.text))
-			continue
-		}
-		for _, t := range an.Analyze([]byte(mk.text)) {
-			terms[string(t.Term)] = true
-		}
-	}
-	if lang == neutralKey {
+	if w.lang == neutralKey {
 		sc := snippetScratch.Get().(*scratch)
 		defer snippetScratch.Put(sc)
 		if sc.lower(text) {
-			return sc.asciiSnippet(text, terms, prefixes)
+			return sc.asciiSnippet(text, w.terms, w.prefixes)
 		}
 	}
-	return m.tokenSnippet(text, lang, an, terms, prefixes)
+	return m.tokenSnippet(text, w.lang, m.an.forKey(w.lang), w.terms, w.prefixes)
 }
 
 // tokenSnippet is snippet through the language's analyzer, for any text.
