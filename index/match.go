@@ -52,23 +52,30 @@ func (e *evaluation) matchSegment(chainPos int, es *evalSnap, si int, k int) (*s
 	if live.IsEmpty() {
 		return st, nil
 	}
-	// Match: every alternative's documents, then clauses, groups and the query.
+	// With every document of the segment live, a term's documents are its
+	// postings bitmap itself (the segment's own: never modified).
+	all := live.GetCardinality() == s.seg.Segment().Count()
+	// Match: every alternative's documents, then clauses, groups and the
+	// query. The bitmaps of alternatives and clauses are read only.
 	altBits := make([][][]*roaring.Bitmap, len(e.p.groups))
 	groups := make([]*roaring.Bitmap, len(e.p.groups)) // each group's documents
-	found := roaring.New()
+	var found *roaring.Bitmap
+	var matched []*roaring.Bitmap // the groups that can match
 	for gi, g := range e.p.groups {
 		altBits[gi] = make([][]*roaring.Bitmap, len(g))
 		var must, not []*roaring.Bitmap
 		for cj, c := range g {
-			clause := roaring.New()
 			altBits[gi][cj] = make([]*roaring.Bitmap, len(c.alts))
 			for ai, a := range c.alts {
-				b, err := e.altBits(es, s, a, live)
+				b, err := e.altBits(es, s, a, live, all)
 				if err != nil {
 					return nil, err
 				}
 				altBits[gi][cj][ai] = b
-				clause.Or(b)
+			}
+			clause := altBits[gi][cj][0]
+			if len(c.alts) > 1 {
+				clause = roaring.FastOr(altBits[gi][cj]...)
 			}
 			if c.negate {
 				not = append(not, clause)
@@ -80,15 +87,23 @@ func (e *evaluation) matchSegment(chainPos int, es *evalSnap, si int, k int) (*s
 			continue // only exclusions: the group matches nothing
 		}
 		sort.Slice(must, func(i, j int) bool { return must[i].GetCardinality() < must[j].GetCardinality() })
-		group := live.Clone()
-		for _, b := range must {
+		group := must[0].Clone() // every clause's documents are live
+		for _, b := range must[1:] {
 			group.And(b)
 		}
 		for _, b := range not {
 			group.AndNot(b)
 		}
 		groups[gi] = group
-		found.Or(group)
+		matched = append(matched, group)
+	}
+	switch len(matched) {
+	case 0:
+		return st, nil
+	case 1:
+		found = matched[0] // read only from here on, as the groups are
+	default:
+		found = roaring.FastOr(matched...)
 	}
 	st.total = found.GetCardinality()
 	if st.total == 0 {
@@ -128,8 +143,10 @@ func (e *evaluation) matchSegment(chainPos int, es *evalSnap, si int, k int) (*s
 	return st, nil
 }
 
-// altBits returns the live documents an alternative matches.
-func (e *evaluation) altBits(es *evalSnap, s *evalSeg, a planAlt, live *roaring.Bitmap) (*roaring.Bitmap, error) {
+// altBits returns the live documents an alternative matches (all says
+// that every document of the segment is live). The bitmap is read only: it
+// may be the segment's own.
+func (e *evaluation) altBits(es *evalSnap, s *evalSeg, a planAlt, live *roaring.Bitmap, all bool) (*roaring.Bitmap, error) {
 	var b *roaring.Bitmap
 	var err error
 	switch a.kind {
@@ -140,8 +157,8 @@ func (e *evaluation) altBits(es *evalSnap, s *evalSeg, a planAlt, live *roaring.
 	case altPhrase:
 		return e.phraseBits(es, s, a, live)
 	}
-	if err != nil {
-		return nil, err
+	if err != nil || all {
+		return b, err
 	}
 	return roaring.And(b, live), nil
 }
