@@ -9,7 +9,7 @@ import (
 
 // A crew runs the parallel phases of one search (statistics, matching,
 // scoring, hits) on the search's goroutine and the process's helpers:
-// GOMAXPROCS-1 goroutines that poll for the phases of the search holding
+// GOMAXPROCS-1 goroutines (at most maxHelpers) that poll for the phases of the search holding
 // them, and the search polls for the end of each phase, yielding the
 // processor at every poll instead of sleeping. Helpers outlive a search by
 // helperLinger, polling for the next one, and then return.
@@ -43,21 +43,27 @@ type crewPhase struct {
 // helperLinger is how long helpers poll for a search after the last one.
 const helperLinger = 2 * time.Millisecond
 
+// maxHelpers bounds the helpers: a phase has a few items (segments, hits),
+// and helpers poll for as long as a search lasts.
+const maxHelpers = 3
+
 // helpers are the process's helper goroutines.
 var helpers struct {
 	crew    atomic.Pointer[crew] // the search holding them, nil if none
 	running atomic.Int32
+	want    atomic.Int32 // as many as the last search wanted
 }
 
 // newCrew returns a search's crew, with the helpers when no other search
 // holds them (starting those not running); close lets them go.
 func newCrew() *crew {
 	c := &crew{}
-	want := int32(runtime.GOMAXPROCS(0) - 1)
+	want := int32(min(runtime.GOMAXPROCS(0)-1, maxHelpers))
 	if want < 1 || !helpers.crew.CompareAndSwap(nil, c) {
 		return c
 	}
 	c.helpers = true
+	helpers.want.Store(want)
 	for n := helpers.running.Load(); n < want; n = helpers.running.Load() {
 		if helpers.running.CompareAndSwap(n, n+1) {
 			go help()
@@ -67,10 +73,15 @@ func newCrew() *crew {
 }
 
 // help runs the items of the phases of the search holding the helpers, and
-// returns after helperLinger without one.
+// returns after helperLinger without one, or when more helpers run than
+// are wanted (a helper that came back as another was started, or fewer
+// processors).
 func help() {
 	idle := time.Now()
 	for {
+		if n := helpers.running.Load(); n > helpers.want.Load() && helpers.running.CompareAndSwap(n, n-1) {
+			return
+		}
 		c := helpers.crew.Load()
 		if c != nil {
 			idle = time.Time{}

@@ -60,6 +60,18 @@ func TestCrew(t *testing.T) {
 	if !started.Load() {
 		t.Error("no helper ran item 1 while item 0 ran")
 	}
+	// A helper more than wanted (one that came back as another started)
+	// leaves while the search still holds the others.
+	want := helpers.want.Load()
+	helpers.running.Add(1)
+	go help()
+	deadline := time.Now().Add(5 * time.Second)
+	for helpers.running.Load() > want && time.Now().Before(deadline) {
+		runtime.Gosched()
+	}
+	if n := helpers.running.Load(); n != want {
+		t.Errorf("%d helpers run during a search, want %d", n, want)
+	}
 	// The first error is returned and no item starts after it.
 	boom := errors.New("boom")
 	var after atomic.Int32
@@ -87,7 +99,7 @@ func TestCrew(t *testing.T) {
 		again.close()
 	}
 	// Without searches the helpers return.
-	deadline := time.Now().Add(5 * time.Second)
+	deadline = time.Now().Add(5 * time.Second)
 	for helpers.running.Load() > 0 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}

@@ -304,6 +304,8 @@ func TestQueryLanguageOnIndex(t *testing.T) {
 		{"instal*", []string{"docs:three"}},
 		{"-fox", nil},
 		{"zebra", nil},
+		{`fox -"!!!"`, []string{"docs:three", "posts:one"}}, // a phrase of no words excludes nothing
+		{`"—" fox`, []string{"docs:three", "posts:one"}},    // and constrains nothing, as stop words do
 	}
 	for _, c := range cases {
 		got := searchIDs(t, m, c.q, "main")

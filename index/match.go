@@ -73,8 +73,13 @@ func (e *evaluation) matchSegment(chainPos int, es *evalSnap, si int, k int) (*s
 				}
 				altBits[gi][cj][ai] = b
 			}
-			clause := altBits[gi][cj][0]
-			if len(c.alts) > 1 {
+			var clause *roaring.Bitmap
+			switch len(c.alts) {
+			case 0: // no word left after analysis (-"!!!"): matches nothing
+				clause = noDocs
+			case 1:
+				clause = altBits[gi][cj][0]
+			default:
 				clause = roaring.FastOr(altBits[gi][cj]...)
 			}
 			if c.negate {
