@@ -36,11 +36,22 @@ func (r *Repo) ReadBlob(version string) ([]byte, error) {
 	return r.readBlob(plumbing.NewHash(version))
 }
 
-// readBlob reads blob h, loose first. The caller must not hold r.mu.
+// readBlob reads blob h: from a pack or its loose file directly, else
+// through go-git. The caller must not hold r.mu.
 func (r *Repo) readBlob(h plumbing.Hash) ([]byte, error) {
-	data, err := r.readLooseBlob(h)
+	data, err := r.readPackedBlob(h)
+	if !errors.Is(err, errPackAbsent) {
+		return data, err
+	}
+	data, err = r.readLooseBlob(h)
 	if !errors.Is(err, errLooseAbsent) {
 		return data, err
+	}
+	// A pack may have appeared since the packs were listed (git gc).
+	if r.packs.refresh() {
+		if data, err := r.readPackedBlob(h); !errors.Is(err, errPackAbsent) {
+			return data, err
+		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -132,6 +143,22 @@ func (r *Repo) readLooseBlob(h plumbing.Hash) ([]byte, error) {
 	return data, nil
 }
 
+// readPackedBlob reads blob h from a pack directly: errPackAbsent when no
+// pack read here gives it, DOCUMENT_NOT_FOUND when it is another kind of
+// object, INTERNAL when its pack is corrupt.
+func (r *Repo) readPackedBlob(h plumbing.Hash) ([]byte, error) {
+	data, typ, err := r.packs.readBlob(h)
+	switch {
+	case errors.Is(err, errPackAbsent):
+		return nil, err
+	case err != nil:
+		return nil, errs.New(errs.Internal, "read packed object %s: %v", h, err).With("version", h.String())
+	case typ != "blob":
+		return nil, errs.New(errs.DocumentNotFound, "no blob %s: it is a %s", h, typ).With("version", h.String())
+	}
+	return data, nil
+}
+
 // readLooseFile appends what it reads from fd to buf: up to the end of the
 // file with toEOF, else until a read leaves room in buf. eof reports that the
 // end was seen. It calls the system directly, as does the open: an os.File
@@ -171,12 +198,7 @@ func looseRetry(f func() (int, error)) (int, error) {
 // is verified, and nothing may follow the zlib stream.
 func (in *looseInflater) inflate() (data []byte, typ string, err error) {
 	in.src.Reset(in.file)
-	if in.zr == nil {
-		in.zr, err = zlib.NewReader(&in.src)
-	} else {
-		err = in.zr.(zlib.Resetter).Reset(&in.src, nil)
-	}
-	if err != nil {
+	if err := in.reset(); err != nil {
 		return nil, "", err
 	}
 	// The header is "<type> <decimal size>\0": at most 6+1+19+1 bytes.
@@ -225,6 +247,16 @@ func (in *looseInflater) inflate() (data []byte, typ string, err error) {
 		return nil, "", fmt.Errorf("%d bytes of garbage after the object", in.src.Len())
 	}
 	return data, typ, nil
+}
+
+// reset starts the zlib reader on in.src.
+func (in *looseInflater) reset() (err error) {
+	if in.zr == nil {
+		in.zr, err = zlib.NewReader(&in.src)
+	} else {
+		err = in.zr.(zlib.Resetter).Reset(&in.src, nil)
+	}
+	return err
 }
 
 // looseParseHeader splits "<type> <size>" and checks both parts.

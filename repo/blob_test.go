@@ -93,18 +93,20 @@ func blobTestRepo(t testing.TB, bare, packed bool, files map[string]string) (*Re
 
 // TestReadBlobMatchesGit reads every blob of repositories of each layout and
 // compares it with what the real git prints. Loose objects must come from the
-// direct loose read (not go-git's fallback), packed ones from go-git.
+// direct loose read and packed ones from the direct pack read (not go-git's
+// fallback); those of an alternate object store from go-git.
 func TestReadBlobMatchesGit(t *testing.T) {
 	files := blobTestFiles(40, 2700)
 	for _, tt := range []struct {
-		name      string
-		open      func(t *testing.T) (*Repo, []File)
-		wantLoose bool
+		name       string
+		open       func(t *testing.T) (*Repo, []File)
+		wantLoose  bool
+		wantPacked bool
 	}{
-		{"loose worktree", func(t *testing.T) (*Repo, []File) { return blobTestRepo(t, false, false, files) }, true},
-		{"loose bare", func(t *testing.T) (*Repo, []File) { return blobTestRepo(t, true, false, files) }, true},
-		{"packed worktree", func(t *testing.T) (*Repo, []File) { return blobTestRepo(t, false, true, files) }, false},
-		{"packed bare", func(t *testing.T) (*Repo, []File) { return blobTestRepo(t, true, true, files) }, false},
+		{"loose worktree", func(t *testing.T) (*Repo, []File) { return blobTestRepo(t, false, false, files) }, true, false},
+		{"loose bare", func(t *testing.T) (*Repo, []File) { return blobTestRepo(t, true, false, files) }, true, false},
+		{"packed worktree", func(t *testing.T) (*Repo, []File) { return blobTestRepo(t, false, true, files) }, false, true},
+		{"packed bare", func(t *testing.T) (*Repo, []File) { return blobTestRepo(t, true, true, files) }, false, true},
 		{"alternates", func(t *testing.T) (*Repo, []File) {
 			src, _ := blobTestRepo(t, true, false, files)
 			dst := filepath.Join(t.TempDir(), "shared")
@@ -118,7 +120,7 @@ func TestReadBlobMatchesGit(t *testing.T) {
 				t.Fatalf("ListFiles = %d files, %v; want %d", len(list), err, len(files))
 			}
 			return r, list
-		}, false},
+		}, false, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r, list := tt.open(t)
@@ -136,6 +138,10 @@ func TestReadBlobMatchesGit(t *testing.T) {
 				_, err = r.readLooseBlob(plumbing.NewHash(f.Version))
 				if loose := !errors.Is(err, errLooseAbsent); loose != tt.wantLoose || (loose && err != nil) {
 					t.Fatalf("readLooseBlob(%s) = %v; want a loose read: %v", f.Version, err, tt.wantLoose)
+				}
+				_, err = r.readPackedBlob(plumbing.NewHash(f.Version))
+				if packed := !errors.Is(err, errPackAbsent); packed != tt.wantPacked || (packed && err != nil) {
+					t.Fatalf("readPackedBlob(%s) = %v; want a packed read: %v", f.Version, err, tt.wantPacked)
 				}
 			}
 		})

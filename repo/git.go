@@ -23,8 +23,8 @@ import (
 )
 
 // Repo is a Git repository that graft reads and commits to. Objects are read
-// and written through go-git, except loose blobs, which are read directly
-// (see blob.go); branch refs are moved by graft itself with Git's lock-file
+// and written through go-git, except blobs, which are read directly from
+// their loose file or pack (see blob.go, pack.go); branch refs are moved by graft itself with Git's lock-file
 // protocol (see refs.go), so that graft and the real git binary can work on
 // the same repository at the same time.
 //
@@ -33,8 +33,9 @@ import (
 // process's commits to one branch, and the check-and-set on the ref protects
 // against other processes.
 type Repo struct {
-	mu   sync.Mutex // guards every call into go-git and parentCache
-	repo *git.Repository
+	mu    sync.Mutex // guards every call into go-git and parentCache
+	repo  *git.Repository
+	packs *packSet // packs read directly (pack.go); safe for concurrent use
 
 	path      string // worktree root, or the git dir of a bare repository
 	gitDir    string // the directory holding HEAD
@@ -150,6 +151,7 @@ func gitNewRepo(g *git.Repository, path, gitDir, commonDir string, bare bool) (*
 	}
 	return &Repo{
 		repo:        g,
+		packs:       newPackSet(filepath.Join(commonDir, "objects")),
 		path:        path,
 		gitDir:      gitDir,
 		commonDir:   commonDir,
