@@ -13,7 +13,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/graft-studio/graft/errs"
 )
@@ -55,15 +54,8 @@ func (r *Repo) readBlob(h plumbing.Hash) ([]byte, error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	// go-git lists its packs again when the object is in none (gitStorage).
 	blob, err := object.GetBlob(r.repo.Storer, h)
-	if errors.Is(err, plumbing.ErrObjectNotFound) {
-		// go-git lists the packs once; git gc may have packed the object
-		// (and removed the loose file) since. Look at the packs again.
-		if s, ok := r.repo.Storer.(*filesystem.Storage); ok {
-			s.Reindex()
-			blob, err = object.GetBlob(r.repo.Storer, h)
-		}
-	}
 	if err != nil {
 		return nil, errs.New(errs.DocumentNotFound, "no blob %s: %v", h, err).With("version", h.String())
 	}

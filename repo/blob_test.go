@@ -325,13 +325,19 @@ func TestReadBlobConcurrent(t *testing.T) {
 }
 
 // BenchmarkReadBlob reads 2,000 documents of ~2.7 KB one by one, as an index
-// compile does (each once, through a freshly opened Repo), from loose objects (a repository graft committed to) and from
-// a pack (a cloned or gc'd one).
+// compile does (each once, through a freshly opened Repo), from loose objects
+// (commits of fewer than packMinObjects objects), from the pack graft writes
+// for a larger commit, and from a pack git gc wrote (a cloned or gc'd
+// repository).
 func BenchmarkReadBlob(b *testing.B) {
 	files := blobTestFiles(2000, 2700)
-	for _, packed := range []bool{false, true} {
-		b.Run(map[bool]string{false: "loose", true: "packed"}[packed], func(b *testing.B) {
-			r, list := blobTestRepo(b, false, packed, files)
+	for _, layout := range []string{"loose", "graft-pack", "packed"} {
+		b.Run(layout, func(b *testing.B) {
+			if layout == "loose" {
+				defer func(n int) { packMinObjects = n }(packMinObjects)
+				packMinObjects = len(files) * 2
+			}
+			r, list := blobTestRepo(b, false, layout == "packed", files)
 			var docs []File
 			for _, f := range list {
 				if filepath.Ext(f.Path) == ".md" && len(files[f.Path]) > 1000 && len(files[f.Path]) < 10000 {

@@ -108,7 +108,7 @@ func gitOpen(path, gitDir, commonDir string, bare bool) (*Repo, error) {
 	if !bare {
 		worktree = osfs.New(path)
 	}
-	g, err := git.Open(s, worktree)
+	g, err := git.Open(gitStorage{s}, worktree)
 	if err != nil {
 		return nil, errs.New(errs.Internal, "open Git repository %s: %v", path, err)
 	}

@@ -232,3 +232,77 @@ func TestReadPackedAbsent(t *testing.T) {
 		t.Errorf("a missing blob: %v, want errPackAbsent", err)
 	}
 }
+
+// A commit of at least packMinObjects new objects writes one pack, which
+// git accepts (fsck) and reads as graft committed it, and no loose object;
+// a Repo opened before it (another process) reads the commit, its files and
+// their blobs; a smaller commit stays loose.
+func TestCommitWritesPack(t *testing.T) {
+	defer func(n int) { packMinObjects = n }(packMinObjects)
+	packMinObjects = 30
+	r := newTestRepo(t, false)
+	objects := filepath.Join(r.GitDir(), "objects")
+	commitFiles(t, r, "main", blobTestFiles(35, 100)) // a first pack
+	other, err := OpenRepo(r.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.ListFiles("main", ""); err != nil { // go-git has listed the packs
+		t.Fatal(err)
+	}
+	looseBefore, _ := filepath.Glob(filepath.Join(objects, "??", "*"))
+	files := blobTestFiles(40, 2700)
+	res := commitFiles(t, r, "main", files)
+	looseAfter, _ := filepath.Glob(filepath.Join(objects, "??", "*"))
+	if len(looseAfter) != len(looseBefore) {
+		t.Errorf("%d loose objects written by a commit of %d files", len(looseAfter)-len(looseBefore), len(files))
+	}
+	packs, _ := filepath.Glob(filepath.Join(objects, "pack", "pack-*.pack"))
+	idx, _ := filepath.Glob(filepath.Join(objects, "pack", "pack-*.idx"))
+	tmp, _ := filepath.Glob(filepath.Join(objects, "pack", "tmp_*"))
+	if len(packs) != 2 || len(idx) != 2 || len(tmp) != 0 {
+		t.Fatalf("packs %v, indexes %v, temporary files %v", packs, idx, tmp)
+	}
+	gitRun(t, r.Path(), "fsck", "--full", "--strict")
+	for _, f := range idx {
+		gitRun(t, r.Path(), "verify-pack", f)
+	}
+	if got := strings.TrimSpace(gitRun(t, r.Path(), "rev-parse", "main")); got != res.Commit {
+		t.Fatalf("main is %s in git, %s in graft", got, res.Commit)
+	}
+	for _, repo := range []*Repo{r, other} {
+		list, err := repo.ListFiles("main", "")
+		if err != nil || len(list) != len(files) {
+			t.Fatalf("ListFiles = %d files, %v", len(list), err)
+		}
+		for p, content := range files {
+			v := res.Versions[p]
+			got, err := repo.ReadBlob(v)
+			if err != nil || string(got) != content {
+				t.Fatalf("ReadBlob(%s) = %d bytes, %v", v, len(got), err)
+			}
+			if _, err := repo.readPackedBlob(plumbing.NewHash(v)); err != nil {
+				t.Fatalf("readPackedBlob(%s): %v", v, err)
+			}
+			if git := gitCatBlob(t, repo.GitDir(), v); string(git) != content {
+				t.Fatalf("git cat-file %s differs", v)
+			}
+		}
+	}
+	commitFiles(t, r, "main", map[string]string{"small.md": "small\n"})
+	if packs2, _ := filepath.Glob(filepath.Join(objects, "pack", "pack-*.pack")); len(packs2) != 2 {
+		t.Errorf("a small commit wrote a pack: %v", packs2)
+	}
+}
+
+func TestPackEntryHead(t *testing.T) {
+	for _, size := range []int64{0, 1, 15, 16, 127, 128, 2047, 2048, 1 << 20, 1<<35 + 3} {
+		for _, typ := range []int{packObjCommit, packObjBlob} {
+			b := packEntryHead(typ, size)
+			gt, gs, n, err := packEntryHeader(append(b, 0xaa))
+			if err != nil || gt != typ || gs != size || n != len(b) {
+				t.Errorf("type %d size %d: read back %d %d (%d of %d bytes), %v", typ, size, gt, gs, n, len(b), err)
+			}
+		}
+	}
+}
