@@ -98,6 +98,17 @@ const looseMaxRatio = 1100
 // of its declared size. It does not take r.mu: object files are written to a
 // temporary name and renamed into place, so an open file is always complete.
 func (r *Repo) readLooseBlob(h plumbing.Hash) ([]byte, error) {
+	data, typ, err := r.readLooseObject(h)
+	if err == nil && typ != "blob" {
+		return nil, errs.New(errs.DocumentNotFound, "no blob %s: it is a %s", h, typ).With("version", h.String())
+	}
+	return data, err
+}
+
+// readLooseObject reads object h from its loose file and returns its
+// content and type name: errLooseAbsent when there is no file to read,
+// INTERNAL when the file is not a well-formed object of its declared size.
+func (r *Repo) readLooseObject(h plumbing.Hash) ([]byte, string, error) {
 	hex := h.String()
 	in := looseInflaters.Get().(*looseInflater)
 	defer func() {
@@ -109,7 +120,7 @@ func (r *Repo) readLooseBlob(h plumbing.Hash) ([]byte, error) {
 	path := filepath.Join(r.commonDir, "objects", hex[:2], hex[2:])
 	fd, err := looseRetry(func() (int, error) { return syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0) })
 	if err != nil {
-		return nil, errLooseAbsent
+		return nil, "", errLooseAbsent
 	}
 	defer syscall.Close(fd)
 	// A read that does not fill the buffer has in practice read the whole
@@ -117,29 +128,40 @@ func (r *Repo) readLooseBlob(h plumbing.Hash) ([]byte, error) {
 	// file read to its end (the proof) and decoded again.
 	var eof bool
 	if in.file, eof, err = readLooseFile(fd, in.file[:0], false); err != nil {
-		return nil, errs.New(errs.Internal, "read loose object %s: %v", hex, err)
+		return nil, "", errs.New(errs.Internal, "read loose object %s: %v", hex, err)
 	}
 	data, typ, err := in.inflate()
 	if err != nil && !eof {
 		if in.file, _, err = readLooseFile(fd, in.file, true); err != nil {
-			return nil, errs.New(errs.Internal, "read loose object %s: %v", hex, err)
+			return nil, "", errs.New(errs.Internal, "read loose object %s: %v", hex, err)
 		}
 		data, typ, err = in.inflate()
 	}
-	switch {
-	case err != nil:
-		return nil, errs.New(errs.Internal, "read loose object %s: %v", hex, err).With("version", hex)
-	case typ != "blob":
-		return nil, errs.New(errs.DocumentNotFound, "no blob %s: it is a %s", hex, typ).With("version", hex)
+	if err != nil {
+		return nil, "", errs.New(errs.Internal, "read loose object %s: %v", hex, err).With("version", hex)
 	}
-	return data, nil
+	return data, typ, nil
+}
+
+// readObjectDirect reads object h from a pack or its loose file, without
+// go-git and r.mu: its content and type name. errLooseAbsent says that
+// go-git must read it.
+func (r *Repo) readObjectDirect(h plumbing.Hash) ([]byte, string, error) {
+	data, typ, err := r.packs.read(h)
+	switch {
+	case err == nil:
+		return data, typ, nil
+	case !errors.Is(err, errPackAbsent):
+		return nil, "", errs.New(errs.Internal, "read packed object %s: %v", h, err).With("version", h.String())
+	}
+	return r.readLooseObject(h)
 }
 
 // readPackedBlob reads blob h from a pack directly: errPackAbsent when no
 // pack read here gives it, DOCUMENT_NOT_FOUND when it is another kind of
 // object, INTERNAL when its pack is corrupt.
 func (r *Repo) readPackedBlob(h plumbing.Hash) ([]byte, error) {
-	data, typ, err := r.packs.readBlob(h)
+	data, typ, err := r.packs.read(h)
 	switch {
 	case errors.Is(err, errPackAbsent):
 		return nil, err

@@ -3,7 +3,6 @@ package repo
 import (
 	"context"
 	"errors"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -279,7 +278,7 @@ func (r *Repo) commitBuild(start string, root, parentTree plumbing.Hash, creatin
 		}
 	}
 
-	w := &commitWriter{r: r, batch: true}
+	w := &commitWriter{r: r}
 	versions := map[string]string{}
 	for i, c := range changes {
 		if c.Delete {
@@ -323,9 +322,6 @@ func (r *Repo) commitBuild(start string, root, parentTree plumbing.Hash, creatin
 	if err != nil {
 		return CommitResult{}, nil, err
 	}
-	if err := w.flush(); err != nil {
-		return CommitResult{}, nil, err
-	}
 	return CommitResult{Commit: sha, Parent: start, Versions: versions}, w, nil
 }
 
@@ -352,21 +348,13 @@ func commitValidate(changes []Change) ([]commitEdit, error) {
 }
 
 // commitWriter writes objects through go-git (the caller holds r.mu) and
-// remembers the new ones so that they can be fsynced. A batch writer keeps
-// them until flush, which writes them loose or, when there are at least
-// packMinObjects, as one pack (packwrite.go).
+// remembers the new ones so that they can be fsynced.
 type commitWriter struct {
 	r       *Repo
 	written []plumbing.Hash
-	batch   bool
-	pending []packObject
-	queued  map[plumbing.Hash]bool
 }
 
 func (w *commitWriter) write(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
-	if w.batch {
-		return w.queue(plumbing.ComputeHash(t, data), t, data)
-	}
 	s := w.r.repo.Storer
 	o := s.NewEncodedObject()
 	o.SetType(t)
@@ -382,59 +370,9 @@ func (w *commitWriter) write(t plumbing.ObjectType, data []byte) (plumbing.Hash,
 	return w.store(o)
 }
 
-// queue keeps a new object of a batch for flush.
-func (w *commitWriter) queue(h plumbing.Hash, t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
-	if w.queued[h] || w.r.repo.Storer.HasEncodedObject(h) == nil {
-		return h, nil
-	}
-	if w.queued == nil {
-		w.queued = map[plumbing.Hash]bool{}
-	}
-	w.queued[h] = true
-	w.pending = append(w.pending, packObject{hash: h, typ: t, data: data})
-	return h, nil
-}
-
-// flush writes a batch's objects: loose, or as one pack when there are at
-// least packMinObjects of them (then go-git and the pack reader list the
-// packs again).
-func (w *commitWriter) flush() error {
-	pending := w.pending
-	w.pending, w.queued = nil, nil
-	if len(pending) < packMinObjects {
-		w.batch = false
-		for _, o := range pending {
-			if _, err := w.write(o.typ, o.data); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if _, err := writePack(filepath.Join(w.r.commonDir, "objects"), pending); err != nil {
-		return errs.New(errs.CommitFailed, "write the commit's pack: %v", err)
-	}
-	if s, ok := w.r.repo.Storer.(gitStorage); ok {
-		s.Reindex()
-	}
-	w.r.packs.refresh()
-	return nil
-}
-
 func (w *commitWriter) store(o plumbing.EncodedObject) (plumbing.Hash, error) {
 	s := w.r.repo.Storer
 	h := o.Hash()
-	if w.batch {
-		rd, err := o.Reader()
-		if err != nil {
-			return plumbing.ZeroHash, errs.New(errs.CommitFailed, "encode object: %v", err)
-		}
-		defer rd.Close()
-		data, err := io.ReadAll(rd)
-		if err != nil {
-			return plumbing.ZeroHash, errs.New(errs.CommitFailed, "encode object: %v", err)
-		}
-		return w.queue(h, o.Type(), data)
-	}
 	if s.HasEncodedObject(h) == nil {
 		return h, nil
 	}

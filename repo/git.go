@@ -3,6 +3,7 @@ package repo
 import (
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -113,6 +114,22 @@ func gitOpen(path, gitDir, commonDir string, bare bool) (*Repo, error) {
 		return nil, errs.New(errs.Internal, "open Git repository %s: %v", path, err)
 	}
 	return gitNewRepo(g, path, gitDir, commonDir, bare)
+}
+
+// gitStorage is go-git's storage of the repository's objects, which lists
+// the packs again when it finds an object in none: go-git lists them once,
+// and git gc or a fetch by another process may have packed objects (and
+// removed their loose files) since.
+type gitStorage struct{ *filesystem.Storage }
+
+// EncodedObject implements storer.EncodedObjectStorer.
+func (s gitStorage) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	o, err := s.Storage.EncodedObject(t, h)
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		s.Reindex()
+		o, err = s.Storage.EncodedObject(t, h)
+	}
+	return o, err
 }
 
 // InitRepo creates a repository at path (bare or with a worktree) whose
@@ -296,7 +313,7 @@ func (r *Repo) gitEntries(tree plumbing.Hash) ([]object.TreeEntry, error) {
 	if e, ok := r.treeCache[tree]; ok {
 		return e, nil
 	}
-	t, err := object.GetTree(r.repo.Storer, tree)
+	t, err := r.readTree(tree)
 	if err != nil {
 		return nil, errs.New(errs.Internal, "read tree %s: %v", tree, err)
 	}
@@ -309,6 +326,30 @@ func (r *Repo) gitEntries(tree plumbing.Hash) ([]object.TreeEntry, error) {
 		r.treeCached += n
 	}
 	return t.Entries, nil
+}
+
+// readTree decodes a tree read directly (readObjectDirect), or through
+// go-git when it cannot be. The caller holds r.mu.
+func (r *Repo) readTree(h plumbing.Hash) (*object.Tree, error) {
+	data, typ, err := r.readObjectDirect(h)
+	switch {
+	case errors.Is(err, errLooseAbsent):
+		return object.GetTree(r.repo.Storer, h)
+	case err != nil:
+		return nil, err
+	case typ != "tree":
+		return nil, fmt.Errorf("%s is a %s", h, typ)
+	}
+	o := &plumbing.MemoryObject{}
+	o.SetType(plumbing.TreeObject)
+	if _, err := o.Write(data); err != nil {
+		return nil, err
+	}
+	t := &object.Tree{}
+	if err := t.Decode(o); err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
 func gitFindEntry(entries []object.TreeEntry, name string) (object.TreeEntry, bool) {

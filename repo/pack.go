@@ -72,10 +72,9 @@ type packFile struct {
 	sorted []int64 // every offset, ascending: an entry ends where the next begins
 }
 
-// readBlob reads object h from a pack and returns its content and type
-// name. It returns errPackAbsent when no pack read here can give it, and
+// read reads object h from a pack and returns its content and type name. It returns errPackAbsent when no pack read here can give it, and
 // another error when the pack is corrupt.
-func (s *packSet) readBlob(h plumbing.Hash) ([]byte, string, error) {
+func (s *packSet) read(h plumbing.Hash) ([]byte, string, error) {
 	if !s.isListed() {
 		s.refresh()
 	}
