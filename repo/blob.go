@@ -22,8 +22,9 @@ import (
 // (objects/xx/yyyy…, a zlib stream of "<type> <size>\0<content>"), and go-git
 // spends most of a loose read on path resolution, fresh zlib state and
 // copies, all under r.mu. So a blob is read from its loose file directly,
-// without r.mu, with pooled zlib state; anything else (packed objects,
-// alternates, an unreadable file) goes through go-git as before.
+// without r.mu, with pooled zlib state, or from a pack (pack.go); anything
+// else (alternates, a delta base in another pack, an unreadable file) goes
+// through go-git as before. Trees are read the same way (gitEntries).
 
 // ReadBlob returns the bytes of a blob by its SHA (a version). It fails with
 // DOCUMENT_NOT_FOUND when there is no such blob (no object, or another kind

@@ -373,23 +373,11 @@ func applyDelta(base, delta []byte) ([]byte, error) {
 		switch {
 		case op&0x80 != 0: // copy from the base
 			var off, n uint64
-			for k := range 4 {
-				if op&(1<<k) != 0 {
-					if i >= len(delta) {
-						return nil, errors.New("truncated delta copy")
-					}
-					off |= uint64(delta[i]) << (8 * k)
-					i++
-				}
+			if off, i, err = copyOperand(delta, i, op, 0, 4); err != nil {
+				return nil, err
 			}
-			for k := range 3 {
-				if op&(0x10<<k) != 0 {
-					if i >= len(delta) {
-						return nil, errors.New("truncated delta copy")
-					}
-					n |= uint64(delta[i]) << (8 * k)
-					i++
-				}
+			if n, i, err = copyOperand(delta, i, op, 4, 3); err != nil {
+				return nil, err
 			}
 			if n == 0 {
 				n = 0x10000
@@ -413,6 +401,23 @@ func applyDelta(base, delta []byte) ([]byte, error) {
 		return nil, fmt.Errorf("delta gives %d bytes, declares %d", len(out), dstSize)
 	}
 	return out, nil
+}
+
+// copyOperand reads a copy's offset or size: up to count bytes,
+// little-endian, each present when its flag (bits first, first+1, … of op)
+// is set.
+func copyOperand(delta []byte, i int, op byte, first, count uint) (uint64, int, error) {
+	var v uint64
+	for k := range count {
+		if op&(1<<(first+k)) != 0 {
+			if i >= len(delta) {
+				return 0, 0, errors.New("truncated delta copy")
+			}
+			v |= uint64(delta[i]) << (8 * k)
+			i++
+		}
+	}
+	return v, i, nil
 }
 
 // deltaSize decodes a size at the start of a delta (little-endian groups of
