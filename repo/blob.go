@@ -24,7 +24,8 @@ import (
 // copies, all under r.mu. So a blob is read from its loose file directly,
 // without r.mu, with pooled zlib state, or from a pack (pack.go); anything
 // else (alternates, a delta base in another pack, an unreadable file) goes
-// through go-git as before. Trees are read the same way (gitEntries).
+// through go-git as before. Trees are read the same way (gitEntries, whose
+// callers hold r.mu for its cache).
 
 // ReadBlob returns the bytes of a blob by its SHA (a version). It fails with
 // DOCUMENT_NOT_FOUND when there is no such blob (no object, or another kind
@@ -39,19 +40,15 @@ func (r *Repo) ReadBlob(version string) ([]byte, error) {
 // readBlob reads blob h: from a pack or its loose file directly, else
 // through go-git. The caller must not hold r.mu.
 func (r *Repo) readBlob(h plumbing.Hash) ([]byte, error) {
-	data, err := r.readPackedBlob(h)
-	if !errors.Is(err, errPackAbsent) {
-		return data, err
-	}
-	data, err = r.readLooseBlob(h)
-	if !errors.Is(err, errLooseAbsent) {
-		return data, err
-	}
-	// A pack may have appeared since the packs were listed (git gc).
-	if r.packs.refresh() {
-		if data, err := r.readPackedBlob(h); !errors.Is(err, errPackAbsent) {
-			return data, err
-		}
+	data, typ, err := r.readObjectDirect(h)
+	switch {
+	case errors.Is(err, errLooseAbsent): // go-git's to read
+	case err != nil:
+		return nil, err
+	case typ != "blob":
+		return nil, errs.New(errs.DocumentNotFound, "no blob %s: it is a %s", h, typ).With("version", h.String())
+	default:
+		return data, nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -81,9 +78,20 @@ type looseInflater struct {
 	file []byte        // the compressed file
 	src  bytes.Reader  // over file; an io.ByteReader, so flate reads no further than the stream
 	zr   io.ReadCloser // a zlib reader (zlib.Resetter), nil until first used
+	one  [1]byte       // the read that must find the end of the stream
 }
 
 var looseInflaters = sync.Pool{New: func() any { return &looseInflater{file: make([]byte, 0, 8<<10)} }}
+
+func getInflater() *looseInflater { return looseInflaters.Get().(*looseInflater) }
+
+// release gives the inflater back to the pool (unless its buffer grew large).
+func (in *looseInflater) release() {
+	if cap(in.file) <= looseMaxPooled {
+		in.file = in.file[:0]
+		looseInflaters.Put(in)
+	}
+}
 
 // looseMaxPooled bounds the compressed-file buffer kept in the pool.
 const looseMaxPooled = 1 << 20
@@ -93,31 +101,15 @@ const looseMaxPooled = 1 << 20
 // us allocate its size).
 const looseMaxRatio = 1100
 
-// readLooseBlob reads blob h from its loose object file. It returns
-// errLooseAbsent when there is no file to read, DOCUMENT_NOT_FOUND when the
-// object is not a blob and INTERNAL when the file is not a well-formed object
-// of its declared size. It does not take r.mu: object files are written to a
-// temporary name and renamed into place, so an open file is always complete.
-func (r *Repo) readLooseBlob(h plumbing.Hash) ([]byte, error) {
-	data, typ, err := r.readLooseObject(h)
-	if err == nil && typ != "blob" {
-		return nil, errs.New(errs.DocumentNotFound, "no blob %s: it is a %s", h, typ).With("version", h.String())
-	}
-	return data, err
-}
-
 // readLooseObject reads object h from its loose file and returns its
 // content and type name: errLooseAbsent when there is no file to read,
 // INTERNAL when the file is not a well-formed object of its declared size.
+// It does not take r.mu: object files are written to a temporary name and
+// renamed into place, so an open file is always complete.
 func (r *Repo) readLooseObject(h plumbing.Hash) ([]byte, string, error) {
 	hex := h.String()
-	in := looseInflaters.Get().(*looseInflater)
-	defer func() {
-		if cap(in.file) <= looseMaxPooled {
-			in.file = in.file[:0]
-			looseInflaters.Put(in)
-		}
-	}()
+	in := getInflater()
+	defer in.release()
 	path := filepath.Join(r.commonDir, "objects", hex[:2], hex[2:])
 	fd, err := looseRetry(func() (int, error) { return syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0) })
 	if err != nil {
@@ -145,33 +137,24 @@ func (r *Repo) readLooseObject(h plumbing.Hash) ([]byte, string, error) {
 }
 
 // readObjectDirect reads object h from a pack or its loose file, without
-// go-git and r.mu: its content and type name. errLooseAbsent says that
-// go-git must read it.
+// go-git: its content and type name. Packs are listed again when h is in
+// none of them and has no loose file (git gc or a fetch may have written
+// one). errLooseAbsent says that go-git must read it (an alternate, a delta
+// base in another pack, or no such object).
 func (r *Repo) readObjectDirect(h plumbing.Hash) ([]byte, string, error) {
 	data, typ, err := r.packs.read(h)
-	switch {
-	case err == nil:
-		return data, typ, nil
-	case !errors.Is(err, errPackAbsent):
+	if errors.Is(err, errPackAbsent) {
+		if data, typ, err = r.readLooseObject(h); !errors.Is(err, errLooseAbsent) || !r.packs.refresh() {
+			return data, typ, err
+		}
+		if data, typ, err = r.packs.read(h); errors.Is(err, errPackAbsent) {
+			return nil, "", errLooseAbsent
+		}
+	}
+	if err != nil {
 		return nil, "", errs.New(errs.Internal, "read packed object %s: %v", h, err).With("version", h.String())
 	}
-	return r.readLooseObject(h)
-}
-
-// readPackedBlob reads blob h from a pack directly: errPackAbsent when no
-// pack read here gives it, DOCUMENT_NOT_FOUND when it is another kind of
-// object, INTERNAL when its pack is corrupt.
-func (r *Repo) readPackedBlob(h plumbing.Hash) ([]byte, error) {
-	data, typ, err := r.packs.read(h)
-	switch {
-	case errors.Is(err, errPackAbsent):
-		return nil, err
-	case err != nil:
-		return nil, errs.New(errs.Internal, "read packed object %s: %v", h, err).With("version", h.String())
-	case typ != "blob":
-		return nil, errs.New(errs.DocumentNotFound, "no blob %s: it is a %s", h, typ).With("version", h.String())
-	}
-	return data, nil
+	return data, typ, nil
 }
 
 // readLooseFile appends what it reads from fd to buf: up to the end of the
@@ -236,8 +219,8 @@ func (in *looseInflater) inflate() (data []byte, typ string, err error) {
 	if err != nil {
 		return nil, "", err
 	}
-	if size > int64(len(in.file))*looseMaxRatio+64 {
-		return nil, "", fmt.Errorf("header claims %d bytes from a %d-byte file", size, len(in.file))
+	if err := checkInflatedSize(size, len(in.file)); err != nil {
+		return nil, "", err
 	}
 	data = make([]byte, size)
 	got := copy(data, head[nul+1:n])
@@ -245,14 +228,7 @@ func (in *looseInflater) inflate() (data []byte, typ string, err error) {
 		return nil, "", fmt.Errorf("content longer than the declared %d bytes", size)
 	}
 	if !eof {
-		if _, err := io.ReadFull(in.zr, data[got:]); err != nil {
-			return nil, "", fmt.Errorf("content shorter than the declared %d bytes: %w", size, err)
-		}
-		// One more read must end the stream (and checks the checksum).
-		if m, err := in.zr.Read(head[:1]); m != 0 || err != io.EOF {
-			if err == nil || err == io.EOF {
-				return nil, "", fmt.Errorf("content longer than the declared %d bytes", size)
-			}
+		if err := in.readRest(data, got); err != nil {
 			return nil, "", err
 		}
 	} else if int64(got) != size {
@@ -262,6 +238,30 @@ func (in *looseInflater) inflate() (data []byte, typ string, err error) {
 		return nil, "", fmt.Errorf("%d bytes of garbage after the object", in.src.Len())
 	}
 	return data, typ, nil
+}
+
+// checkInflatedSize refuses a declared size that deflate cannot reach from
+// compressed bytes (and that must not make us allocate it).
+func checkInflatedSize(size int64, compressed int) error {
+	if size > int64(compressed)*looseMaxRatio+64 {
+		return fmt.Errorf("header claims %d bytes from %d compressed", size, compressed)
+	}
+	return nil
+}
+
+// readRest reads the rest of the zlib stream into data[got:] and checks
+// that the stream ends there (which verifies its checksum).
+func (in *looseInflater) readRest(data []byte, got int) error {
+	if _, err := io.ReadFull(in.zr, data[got:]); err != nil {
+		return fmt.Errorf("content shorter than the declared %d bytes: %w", len(data), err)
+	}
+	if m, err := in.zr.Read(in.one[:]); m != 0 || err != io.EOF {
+		if err == nil || err == io.EOF {
+			return fmt.Errorf("content longer than the declared %d bytes", len(data))
+		}
+		return err
+	}
+	return nil
 }
 
 // reset starts the zlib reader on in.src.

@@ -135,13 +135,13 @@ func TestReadBlobMatchesGit(t *testing.T) {
 				if got2, _, err := r.ReadFile("main", f.Path); err != nil || !bytes.Equal(got2, got) {
 					t.Fatalf("ReadFile(main, %s) = %d bytes, %v; want the blob's %d bytes", f.Path, len(got2), err, len(got))
 				}
-				_, err = r.readLooseBlob(plumbing.NewHash(f.Version))
+				_, _, err = r.readLooseObject(plumbing.NewHash(f.Version))
 				if loose := !errors.Is(err, errLooseAbsent); loose != tt.wantLoose || (loose && err != nil) {
-					t.Fatalf("readLooseBlob(%s) = %v; want a loose read: %v", f.Version, err, tt.wantLoose)
+					t.Fatalf("readLooseObject(%s) = %v; want a loose read: %v", f.Version, err, tt.wantLoose)
 				}
-				_, err = r.readPackedBlob(plumbing.NewHash(f.Version))
+				_, _, err = r.packs.read(plumbing.NewHash(f.Version))
 				if packed := !errors.Is(err, errPackAbsent); packed != tt.wantPacked || (packed && err != nil) {
-					t.Fatalf("readPackedBlob(%s) = %v; want a packed read: %v", f.Version, err, tt.wantPacked)
+					t.Fatalf("packs.read(%s) = %v; want a packed read: %v", f.Version, err, tt.wantPacked)
 				}
 			}
 		})

@@ -24,10 +24,11 @@ import (
 )
 
 // Repo is a Git repository that graft reads and commits to. Objects are read
-// and written through go-git, except blobs, which are read directly from
-// their loose file or pack (see blob.go, pack.go); branch refs are moved by graft itself with Git's lock-file
-// protocol (see refs.go), so that graft and the real git binary can work on
-// the same repository at the same time.
+// and written through go-git, except blobs and trees, which are read
+// directly from their loose file or pack (see blob.go, pack.go); branch refs
+// are moved by graft itself with Git's lock-file protocol (see refs.go), so
+// that graft and the real git binary can work on the same repository at the
+// same time.
 //
 // A Repo is safe for concurrent use: one mutex serialises every go-git call
 // (the direct loose reads take none), a per-branch mutex serialises this
@@ -79,9 +80,10 @@ func OpenRepo(path string) (*Repo, error) {
 	return gitOpen(abs, gitDir, commonDir, bare)
 }
 
-// gitMaxOpenPacks is how many pack files go-git keeps open between reads.
-// Without it, every read of a packed object opens its pack again and builds
-// a new decoder over it, which costs more than decoding the object.
+// gitMaxOpenPacks is how many pack files go-git keeps open between reads
+// (of commits, and of what the direct reads leave to go-git). Without it,
+// every read of a packed object opens its pack again and builds a new
+// decoder over it, which costs more than decoding the object.
 const gitMaxOpenPacks = 8
 
 // gitObjectCache bounds go-git's cache of decoded objects.
@@ -96,8 +98,8 @@ func gitOpen(path, gitDir, commonDir string, bare bool) (*Repo, error) {
 	if commonDir != gitDir {
 		fs = dotgit.NewRepositoryFilesystem(dot, osfs.New(commonDir))
 	}
-	// Blobs read during a compile would fill go-git's default 96 MiB object
-	// cache without being read again; trees and commits fit in far less.
+	// go-git reads commits and the few objects the direct reads cannot
+	// give: they fit in far less than its default 96 MiB object cache.
 	s := filesystem.NewStorageWithOptions(fs, cache.NewObjectLRU(gitObjectCache), filesystem.Options{
 		MaxOpenDescriptors: gitMaxOpenPacks,
 		// go-git resolves the absolute paths of objects/info/alternates

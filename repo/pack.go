@@ -5,26 +5,29 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 )
 
-// Packed blobs. A repository cloned, fetched or gc'd by git holds its
+// Packed objects. A repository cloned, fetched or gc'd by git holds its
 // objects in pack files (objects/pack/pack-*.pack, each with a version 2
 // .idx index), blobs often stored as deltas against another object of the
 // same pack. go-git reads them under r.mu, so every blob read of a compile
-// was serialised on one lock. A blob is read here instead: its index entry
-// found in memory, its compressed bytes read with one pread of the pack
-// (kept open), and a delta applied to its base, read the same way. An
-// object in no pack listed here, or whose delta base is in another pack,
-// goes to go-git as before.
+// was serialised on one lock. Blobs and trees are read here instead
+// (readObjectDirect): an object's index entry found in memory, its
+// compressed bytes read with one pread of the pack (kept open), and a delta
+// applied to its base, read the same way. An object in no pack listed here,
+// a delta whose base is in another pack or a chain deeper than
+// packMaxDeltaDepth goes to go-git as before.
 
 // errPackAbsent says that no pack read here holds the object (or its base).
 var errPackAbsent = errors.New("not in a pack read directly")
@@ -40,22 +43,28 @@ const (
 
 	packHeaderSize  = 12
 	packTrailerSize = 20
-	// packMaxDeltaDepth bounds a delta chain (git's default limit is 50).
-	packMaxDeltaDepth = 100
 	// packMaxEntry bounds the compressed bytes of one entry read at once.
 	packMaxEntry = 1 << 30
 )
 
-var packTypeNames = map[int]string{packObjCommit: "commit", packObjTree: "tree", packObjBlob: "blob", packObjTag: "tag"}
+// packMaxDeltaDepth bounds the delta chains read here (git gc writes
+// chains of up to 50, --aggressive up to 250 or 4095); go-git reads longer
+// ones (a variable for tests).
+var packMaxDeltaDepth = 100
 
-// packSet is the packs of one object folder, listed once and again when an
-// object is found nowhere (git gc or a fetch may have written a pack).
+var packTypeNames = [...]string{packObjCommit: "commit", packObjTree: "tree", packObjBlob: "blob", packObjTag: "tag"}
+
+// packSet is the packs of one object folder, listed at the first read and
+// again (refresh) when an object is found nowhere and the folder changed
+// since: git gc or a fetch may have written a pack. Packs are never dropped:
+// one that git gc deleted stays open, and readable, until the process ends.
 type packSet struct {
-	dir    string // objects/pack
-	mu     sync.RWMutex
-	listed bool
-	names  map[string]bool // .idx files loaded or refused
-	packs  []*packFile
+	dir   string                      // objects/pack
+	packs atomic.Pointer[[]*packFile] // replaced whole, never modified; nil until listed
+
+	mu      sync.Mutex // serialises refreshes
+	changed time.Time  // the folder's modification time at the last listing
+	names   map[string]bool
 }
 
 func newPackSet(objects string) *packSet {
@@ -72,40 +81,42 @@ type packFile struct {
 	sorted []int64 // every offset, ascending: an entry ends where the next begins
 }
 
-// read reads object h from a pack and returns its content and type name. It returns errPackAbsent when no pack read here can give it, and
-// another error when the pack is corrupt.
+// read reads object h from a pack and returns its content and type name.
+// It returns errPackAbsent when no pack read here can give it, and another
+// error when the pack is corrupt.
 func (s *packSet) read(h plumbing.Hash) ([]byte, string, error) {
-	if !s.isListed() {
+	packs := s.packs.Load()
+	if packs == nil {
 		s.refresh()
+		packs = s.packs.Load()
 	}
-	s.mu.RLock()
-	packs := s.packs
-	s.mu.RUnlock()
-	for _, p := range packs {
+	for _, p := range *packs {
 		if i := p.find(h); i >= 0 {
-			typ, data, err := s.object(p, p.offs[i], 0)
+			typ, data, err := p.object(p.offs[i], 0)
 			return data, typ, err
 		}
 	}
 	return nil, "", errPackAbsent
 }
 
-func (s *packSet) isListed() bool {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.listed
-}
-
-// refresh loads the indexes of packs not seen before and reports whether
-// there were any.
+// refresh loads the indexes of packs not seen before, when the folder
+// changed since the last listing, and reports whether there were any.
 func (s *packSet) refresh() bool {
-	entries, err := os.ReadDir(s.dir)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.listed = true
+	if s.packs.Load() == nil {
+		s.packs.Store(&[]*packFile{})
+	}
+	st, err := os.Stat(s.dir)
+	if err != nil || st.ModTime().Equal(s.changed) {
+		return false
+	}
+	s.changed = st.ModTime()
+	entries, err := os.ReadDir(s.dir)
 	if err != nil {
 		return false
 	}
+	packs := *s.packs.Load()
 	added := false
 	for _, e := range entries {
 		name := e.Name()
@@ -114,15 +125,17 @@ func (s *packSet) refresh() bool {
 		}
 		p, err := openPack(filepath.Join(s.dir, name))
 		if errors.Is(err, os.ErrNotExist) {
-			continue // the pack is not in place yet: look again next time
+			s.changed = time.Time{} // the pack is not in place yet: list again next time
+			continue
 		}
 		s.names[name] = true
 		if err != nil {
 			continue // unreadable: go-git decides
 		}
-		s.packs = append(s.packs, p)
+		packs = append(packs[:len(packs):len(packs)], p)
 		added = true
 	}
+	s.packs.Store(&packs)
 	return added
 }
 
@@ -220,17 +233,12 @@ func (p *packFile) end(off int64) int64 {
 
 // object reads the object whose entry is at off: its type name and content,
 // deltas applied.
-func (s *packSet) object(p *packFile, off int64, depth int) (string, []byte, error) {
+func (p *packFile) object(off int64, depth int) (string, []byte, error) {
 	if depth > packMaxDeltaDepth {
-		return "", nil, fmt.Errorf("delta chain longer than %d", packMaxDeltaDepth)
+		return "", nil, errPackAbsent // go-git follows longer chains
 	}
-	in := looseInflaters.Get().(*looseInflater)
-	defer func() {
-		if cap(in.file) <= looseMaxPooled {
-			in.file = in.file[:0]
-			looseInflaters.Put(in)
-		}
-	}()
+	in := getInflater()
+	defer in.release()
 	end := p.end(off)
 	if end-off > packMaxEntry || end <= off {
 		return "", nil, fmt.Errorf("entry at %d: %d bytes", off, end-off)
@@ -259,7 +267,7 @@ func (s *packSet) object(p *packFile, off int64, depth int) (string, []byte, err
 				return "", nil, fmt.Errorf("entry at %d: bad delta base offset", off)
 			}
 			rest = rest[m:]
-			base = func() (string, []byte, error) { return s.object(p, off-back, depth+1) }
+			base = func() (string, []byte, error) { return p.object(off-back, depth+1) }
 		} else {
 			if len(rest) < 20 {
 				return "", nil, fmt.Errorf("entry at %d: truncated delta base", off)
@@ -269,7 +277,7 @@ func (s *packSet) object(p *packFile, off int64, depth int) (string, []byte, err
 				return "", nil, errPackAbsent // the base is elsewhere: go-git's
 			}
 			rest = rest[20:]
-			base = func() (string, []byte, error) { return s.object(p, p.offs[i], depth+1) }
+			base = func() (string, []byte, error) { return p.object(p.offs[i], depth+1) }
 		}
 		delta, err := in.inflateExact(rest, size)
 		if err != nil {
@@ -279,7 +287,7 @@ func (s *packSet) object(p *packFile, off int64, depth int) (string, []byte, err
 		if err != nil {
 			return "", nil, err
 		}
-		data, err := applyDelta(bdata, delta)
+		data, err := packfile.PatchDelta(bdata, delta)
 		if err != nil {
 			return "", nil, fmt.Errorf("entry at %d: %w", off, err)
 		}
@@ -328,111 +336,19 @@ func packOfsDeltaOffset(b []byte) (back int64, n int, err error) {
 // inflateExact inflates the zlib stream src, which must hold exactly size
 // bytes and nothing after it.
 func (in *looseInflater) inflateExact(src []byte, size int64) ([]byte, error) {
-	if size > int64(len(src))*looseMaxRatio+64 {
-		return nil, fmt.Errorf("header claims %d bytes from %d", size, len(src))
+	if err := checkInflatedSize(size, len(src)); err != nil {
+		return nil, err
 	}
 	in.src.Reset(src)
 	if err := in.reset(); err != nil {
 		return nil, err
 	}
 	data := make([]byte, size)
-	if _, err := io.ReadFull(in.zr, data); err != nil {
-		return nil, fmt.Errorf("content shorter than the declared %d bytes: %w", size, err)
-	}
-	var one [1]byte
-	if m, err := in.zr.Read(one[:]); m != 0 || err != io.EOF {
-		if err == nil || err == io.EOF {
-			return nil, fmt.Errorf("content longer than the declared %d bytes", size)
-		}
+	if err := in.readRest(data, 0); err != nil {
 		return nil, err
 	}
 	if in.src.Len() != 0 {
 		return nil, fmt.Errorf("%d bytes of garbage after the entry", in.src.Len())
 	}
 	return data, nil
-}
-
-// applyDelta rebuilds an object from its base and a git delta: the base's
-// size, the result's size, then copies from the base and literal inserts.
-func applyDelta(base, delta []byte) ([]byte, error) {
-	srcSize, i, err := deltaSize(delta, 0)
-	if err != nil {
-		return nil, err
-	}
-	if srcSize != uint64(len(base)) {
-		return nil, fmt.Errorf("delta for a %d-byte base applied to %d bytes", srcSize, len(base))
-	}
-	dstSize, i, err := deltaSize(delta, i)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]byte, 0, min(dstSize, uint64(len(base)+len(delta))))
-	for i < len(delta) {
-		op := delta[i]
-		i++
-		switch {
-		case op&0x80 != 0: // copy from the base
-			var off, n uint64
-			if off, i, err = copyOperand(delta, i, op, 0, 4); err != nil {
-				return nil, err
-			}
-			if n, i, err = copyOperand(delta, i, op, 4, 3); err != nil {
-				return nil, err
-			}
-			if n == 0 {
-				n = 0x10000
-			}
-			if off+n > uint64(len(base)) || uint64(len(out))+n > dstSize {
-				return nil, errors.New("delta copy out of range")
-			}
-			out = append(out, base[off:off+n]...)
-		case op != 0: // insert op literal bytes
-			n := int(op)
-			if i+n > len(delta) || uint64(len(out)+n) > dstSize {
-				return nil, errors.New("delta insert out of range")
-			}
-			out = append(out, delta[i:i+n]...)
-			i += n
-		default:
-			return nil, errors.New("reserved delta opcode 0")
-		}
-	}
-	if uint64(len(out)) != dstSize {
-		return nil, fmt.Errorf("delta gives %d bytes, declares %d", len(out), dstSize)
-	}
-	return out, nil
-}
-
-// copyOperand reads a copy's offset or size: up to count bytes,
-// little-endian, each present when its flag (bits first, first+1, … of op)
-// is set.
-func copyOperand(delta []byte, i int, op byte, first, count uint) (uint64, int, error) {
-	var v uint64
-	for k := range count {
-		if op&(1<<(first+k)) != 0 {
-			if i >= len(delta) {
-				return 0, 0, errors.New("truncated delta copy")
-			}
-			v |= uint64(delta[i]) << (8 * k)
-			i++
-		}
-	}
-	return v, i, nil
-}
-
-// deltaSize decodes a size at the start of a delta (little-endian groups of
-// seven bits).
-func deltaSize(b []byte, i int) (uint64, int, error) {
-	var v uint64
-	for shift := 0; ; shift += 7 {
-		if i >= len(b) || shift > 56 {
-			return 0, 0, errors.New("bad delta size")
-		}
-		c := b[i]
-		i++
-		v |= uint64(c&0x7f) << shift
-		if c&0x80 == 0 {
-			return v, i, nil
-		}
-	}
 }

@@ -48,7 +48,8 @@ func deltaTestRepo(t *testing.T, ofs bool) (*Repo, map[string][]byte) {
 }
 
 // Blobs stored as deltas in a pack git wrote (offset and name deltas) read
-// directly, byte for byte as git gives them.
+// directly, byte for byte as git gives them; a chain deeper than the limit
+// is read by go-git instead.
 func TestReadPackedDeltas(t *testing.T) {
 	for _, ofs := range []bool{true, false} {
 		t.Run(fmt.Sprintf("ofs=%v", ofs), func(t *testing.T) {
@@ -58,16 +59,30 @@ func TestReadPackedDeltas(t *testing.T) {
 				t.Fatalf("git stored %d of %d objects as deltas: the test needs more", deltas, len(blobs))
 			}
 			for version, want := range blobs {
-				got, err := r.readPackedBlob(plumbing.NewHash(version))
-				if err != nil {
-					t.Fatalf("readPackedBlob(%s): %v", version, err)
+				got, typ, err := r.packs.read(plumbing.NewHash(version))
+				if err != nil || typ != "blob" {
+					t.Fatalf("packs.read(%s): a %s, %v", version, typ, err)
 				}
 				if !bytes.Equal(got, want) {
-					t.Fatalf("readPackedBlob(%s): %d bytes differ from the %d committed", version, len(got), len(want))
+					t.Fatalf("packs.read(%s): %d bytes differ from the %d committed", version, len(got), len(want))
 				}
 				if git := gitCatBlob(t, r.GitDir(), version); !bytes.Equal(got, git) {
-					t.Fatalf("readPackedBlob(%s) differs from git cat-file", version)
+					t.Fatalf("packs.read(%s) differs from git cat-file", version)
 				}
+			}
+			defer func(n int) { packMaxDeltaDepth = n }(packMaxDeltaDepth)
+			packMaxDeltaDepth = 0
+			viaGoGit := 0
+			for version, want := range blobs {
+				if _, _, err := r.packs.read(plumbing.NewHash(version)); errors.Is(err, errPackAbsent) {
+					viaGoGit++
+				}
+				if got, err := r.ReadBlob(version); err != nil || !bytes.Equal(got, want) {
+					t.Fatalf("ReadBlob(%s) past the delta limit: %d bytes, %v", version, len(got), err)
+				}
+			}
+			if viaGoGit < deltas/2 {
+				t.Errorf("only %d of %d deltas left to go-git past the limit", viaGoGit, deltas)
 			}
 		})
 	}
@@ -128,6 +143,9 @@ func TestReadPackedDamaged(t *testing.T) {
 	for _, f := range list {
 		got, err := r2.ReadBlob(f.Version)
 		if err != nil {
+			if !errs.Is(err, errs.Internal) {
+				t.Fatalf("ReadBlob(%s) of a damaged pack: %v, want INTERNAL", f.Version, err)
+			}
 			failed++
 			continue
 		}
@@ -143,9 +161,8 @@ func TestReadPackedDamaged(t *testing.T) {
 func TestParsePackIndexRefusesBadIndexes(t *testing.T) {
 	good := func(n int, offs ...uint32) []byte {
 		b := []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}
-		for i := range 256 {
+		for range 256 {
 			b = binary.BigEndian.AppendUint32(b, uint32(n))
-			_ = i
 		}
 		b = append(b, make([]byte, 24*n)...) // names and CRCs
 		for _, o := range offs {
@@ -159,7 +176,8 @@ func TestParsePackIndexRefusesBadIndexes(t *testing.T) {
 	for name, idx := range map[string][]byte{
 		"empty":              nil,
 		"version 1":          append([]byte{0xff, 't', 'O', 'c', 0, 0, 0, 1}, good(0)[8:]...),
-		"short":              good(3, 12)[:1100],
+		"short":              good(1, 12)[:len(good(1, 12))-1],
+		"fanout goes down":   append(append(good(1, 12)[:8:8], 0, 0, 0, 2), good(1, 12)[12:]...),
 		"offset in header":   good(1, 4),
 		"offset past end":    good(1, 90),
 		"large offset table": good(1, 0x80000005),
@@ -170,65 +188,18 @@ func TestParsePackIndexRefusesBadIndexes(t *testing.T) {
 	}
 }
 
-func TestApplyDelta(t *testing.T) {
-	base := []byte("0123456789abcdefghij")
-	for _, tt := range []struct {
-		name  string
-		delta []byte
-		want  string // "" for an error
-	}{
-		{"copy and insert", []byte{20, 9, 0x91, 10, 4, 3, 'x', 'y', 'z', 0x90, 2}, "abcdxyz01"},
-		{"insert only", []byte{20, 2, 2, 'h', 'i'}, "hi"},
-		{"copy of 0x10000 is too long", []byte{20, 5, 0x80}, ""},
-		{"wrong base size", []byte{19, 1, 1, 'a'}, ""},
-		{"copy past the base", []byte{20, 5, 0x91, 18, 5}, ""},
-		{"insert past the delta", []byte{20, 5, 5, 'a'}, ""},
-		{"longer than declared", []byte{20, 1, 2, 'a', 'b'}, ""},
-		{"shorter than declared", []byte{20, 3, 1, 'a'}, ""},
-		{"reserved opcode", []byte{20, 1, 0}, ""},
-		{"truncated copy", []byte{20, 1, 0x91}, ""},
-		{"no sizes", nil, ""},
-	} {
-		got, err := applyDelta(base, tt.delta)
-		if tt.want == "" {
-			if err == nil {
-				t.Errorf("%s: gave %q, want an error", tt.name, got)
-			}
-			continue
-		}
-		if err != nil || string(got) != tt.want {
-			t.Errorf("%s: %q, %v; want %q", tt.name, got, err, tt.want)
-		}
-	}
-}
-
-func FuzzApplyDelta(f *testing.F) {
-	f.Add([]byte("0123456789"), []byte{10, 4, 0x91, 2, 2, 2, 'x', 'y'})
-	f.Add([]byte(""), []byte{0, 3, 3, 'a', 'b', 'c'})
-	f.Add([]byte("abc"), []byte{3, 0x80, 0x80, 0x04, 0x80})
-	f.Fuzz(func(t *testing.T, base, delta []byte) {
-		out, err := applyDelta(base, delta)
-		if err != nil {
-			return
-		}
-		size, i, err := deltaSize(delta, 0)
-		if err != nil || size != uint64(len(base)) {
-			t.Fatalf("applied a delta for a %d-byte base to %d bytes", size, len(base))
-		}
-		if want, _, err := deltaSize(delta, i); err != nil || uint64(len(out)) != want {
-			t.Fatalf("gave %d bytes, the delta declares %d", len(out), want)
-		}
-	})
-}
-
-// readPackedBlob says which objects it cannot give, so go-git reads them.
+// The packs say which objects they cannot give, so others read them.
 func TestReadPackedAbsent(t *testing.T) {
 	r := newTestRepo(t, false)
 	res := commitFiles(t, r, "main", map[string]string{"a.md": "loose\n"})
-	if _, err := r.readPackedBlob(plumbing.NewHash(res.Versions["a.md"])); !errors.Is(err, errPackAbsent) {
+	if _, _, err := r.packs.read(plumbing.NewHash(res.Versions["a.md"])); !errors.Is(err, errPackAbsent) {
 		t.Errorf("a loose blob: %v, want errPackAbsent", err)
 	}
-	if _, err := r.readPackedBlob(plumbing.NewHash(strings.Repeat("ab", 20))); !errors.Is(err, errPackAbsent) {
+	missing := plumbing.NewHash(strings.Repeat("ab", 20))
+	if _, _, err := r.packs.read(missing); !errors.Is(err, errPackAbsent) {
 		t.Errorf("a missing blob: %v, want errPackAbsent", err)
+	}
+	if _, _, err := r.readObjectDirect(missing); !errors.Is(err, errLooseAbsent) {
+		t.Errorf("readObjectDirect(a missing blob) = %v, want errLooseAbsent (go-git's)", err)
 	}
 }
