@@ -15,8 +15,9 @@ import (
 // fifth of a full build's CPU and most of its garbage.
 //
 // With the neutral analyzer (Unicode words, lower-cased) an ASCII text is
-// counted straight from its bytes; any other text or analyzer runs the
-// analyzer and counts its tokens. Both give exactly what the analyzer gives
+// counted from its lower-cased copy (appendLowerASCII) without making
+// tokens; any other text or analyzer runs the analyzer and counts its
+// tokens. Both give exactly what the analyzer gives
 // (TestBodyFieldCountsAsTheAnalyzer).
 type bodyField struct {
 	name    string
@@ -76,37 +77,21 @@ func (f *bodyField) Analyze() {
 		}
 		prev = term
 	}
-	if f.neutral && isASCII(f.text) {
-		// Lower-case into one of two buffers, so the previous word stays.
-		var bufs [2][]byte
-		k := 0
-		asciiWords(f.text, func(start, end int, _ bool) {
-			term := f.text[start:end:end]
-			if hasUpper(term) {
-				k ^= 1
-				bufs[k] = append(bufs[k][:0], term...)
-				for i, c := range bufs[k] {
-					bufs[k][i] = lowerASCII(c)
-				}
-				term = bufs[k]
-			}
-			word(term, true)
-		})
-		return
+	if f.neutral {
+		sc := scratches.Get().(*scratch)
+		defer scratches.Put(sc)
+		var ascii bool
+		if sc.low, ascii = appendLowerASCII(sc.low[:0], f.text); ascii {
+			// Lower-casing moves no word boundary: split the copy.
+			lower := sc.low
+			asciiWords(lower, func(start, end int, _ bool) { word(lower[start:end:end], true) })
+			return
+		}
 	}
 	tokens := f.an.Analyze(f.text)
 	for i, t := range tokens {
 		word(t.Term, i > 0 && t.Position == tokens[i-1].Position+1)
 	}
-}
-
-func hasUpper(b []byte) bool {
-	for _, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			return true
-		}
-	}
-	return false
 }
 
 // termCounts counts the terms of one field of one document.

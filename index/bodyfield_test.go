@@ -2,6 +2,7 @@ package index
 
 import (
 	"maps"
+	"reflect"
 	"testing"
 
 	"github.com/blevesearch/bleve/v2/analysis"
@@ -56,7 +57,10 @@ func checkBodyField(t *testing.T, an *analyzers, lang, text string, common map[s
 		}
 		return
 	}
-	pairs.Analyze() // a second analysis changes nothing
+	counted := reflect.ValueOf(body.words.freqs).Pointer()
+	if pairs.Analyze(); reflect.ValueOf(body.words.freqs).Pointer() != counted {
+		t.Errorf("%s %q: the pair field analysed the body again", lang, text)
+	}
 	if got := freqsOf(pairs.AnalyzedTokenFrequencies()); !maps.Equal(got, wantPairs) {
 		t.Errorf("%s %q: pairs %v, want %v", lang, text, got, wantPairs)
 	}
@@ -89,6 +93,13 @@ func TestBodyFieldCountsAsTheAnalyzer(t *testing.T) {
 	for _, tt := range tests {
 		checkBodyField(t, an, tt.lang, tt.text, common)
 		checkBodyField(t, an, tt.lang, tt.text, nil)
+	}
+	// A stop word dropped between two common words leaves a gap: no pair
+	// across it, a pair where they follow each other.
+	gap := map[string]bool{"book": true, "shelf": true}
+	checkBodyField(t, an, "en", "book the shelf and book shelf", gap)
+	if _, pairs, _ := referenceCounts(an.forKey("en"), "book the shelf and book shelf", gap); !maps.Equal(pairs, map[string]int{"book shelf": 1}) {
+		t.Errorf("reference pairs across a stop word: %v", pairs)
 	}
 }
 

@@ -72,7 +72,7 @@ const (
 	// batch's analysed documents and its segment being built are most of a
 	// build's heap: a full compile of 100,000 synthetic documents peaked at
 	// about 420 MB RSS with 250 and 570–680 MB with 500, for about the same
-	// CPU (70–80 CPU-s, within this machine's noise).
+	// CPU (within this machine's noise).
 	batchDocs = 250
 	// unpersistedBatches bounds the batches of a full build that are in
 	// memory but not yet on disk; a worker waits for the persister beyond.
@@ -127,20 +127,25 @@ func (m *Manager) Compile(ctx context.Context, branch string, opt CompileOptions
 	}
 	full := opt.Full || bi == nil || bi.meta.Parent != opt.Parent
 	meta := indexMeta{Format: metaFormat, Branch: branch, Parent: opt.Parent, Commit: head, Base: base}
+	// The common words whose pairs are indexed: an overlay rebuilt takes its
+	// parent's, an index compiled in place keeps its own, and a full build
+	// of production chooses them (compileFull).
+	if opt.Parent != "" && full {
+		meta.Common = m.parentCommon(opt.Parent)
+	} else if bi != nil {
+		meta.Common = bi.meta.Common
+	}
+	inPlace := func() *builder { return &builder{idx: bi.idx, an: m.an, common: commonFromLists(meta.Common)} }
 	var problems map[string]problemEntry
 	switch {
 	case opt.Parent != "" && full:
-		common := m.parentCommon(opt.Parent)
-		meta.Common = common.lists()
 		err = m.rebuild(branch, func(b *builder) error {
-			b.common = common
+			b.common = commonFromLists(meta.Common)
 			problems, err = m.compileOverlay(ctx, b, nil, meta, &res)
 			return err
 		})
 	case opt.Parent != "":
-		b := &builder{idx: bi.idx, an: m.an, common: commonFromLists(bi.meta.Common)}
-		meta.Common = bi.meta.Common
-		problems, err = m.compileOverlay(ctx, b, bi, meta, &res)
+		problems, err = m.compileOverlay(ctx, inPlace(), bi, meta, &res)
 		if err == nil {
 			err = m.reload(branch, bi)
 		}
@@ -168,9 +173,7 @@ func (m *Manager) Compile(ctx context.Context, branch string, opt CompileOptions
 				debug.FreeOSMemory()
 			}
 		} else {
-			b := &builder{idx: bi.idx, an: m.an, common: commonFromLists(bi.meta.Common)}
-			meta.Common = bi.meta.Common
-			problems, err = m.compileIncremental(ctx, b, bi, meta, changes, &res)
+			problems, err = m.compileIncremental(ctx, inPlace(), bi, meta, changes, &res)
 			if err == nil {
 				err = m.reload(branch, bi)
 			}
@@ -189,13 +192,14 @@ func isUnreadable(err error) bool { return errors.Is(err, errUnreadable) }
 
 // parentCommon returns the common words of the parent's index, which an
 // overlay rebuilt on it indexes the pairs of (none when the parent has no
-// index yet).
-func (m *Manager) parentCommon(parent string) commonWords {
+// index yet, or one that cannot be read: the overlay then keeps none until
+// it is rebuilt, and its phrases are still exact).
+func (m *Manager) parentCommon(parent string) map[string][]string {
 	bi, err := m.get(parent)
 	if err != nil || bi == nil {
 		return nil
 	}
-	return commonFromLists(bi.meta.Common)
+	return bi.meta.Common
 }
 
 // reload re-reads an index's metadata after an in-place compile.
@@ -501,6 +505,52 @@ func (m *Manager) mapWorkers(ctx context.Context, files []Change, fn func(worker
 		return err
 	}
 	return ctx.Err()
+}
+
+// forEachWorker calls fn(w, i) for i = 0 … n-1 on up to GOMAXPROCS workers,
+// numbered w = 0 … GOMAXPROCS-1 (the caller is worker 0), so fn runs
+// concurrently on different workers. After the first error no item starts,
+// and that error is returned.
+func forEachWorker(n int, fn func(w, i int) error) error {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for i := range n {
+			if err := fn(0, i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var next atomic.Int64
+	var stop atomic.Bool
+	failed := make([]error, workers)
+	work := func(w int) {
+		for !stop.Load() {
+			i := int(next.Add(1) - 1)
+			if i >= n {
+				return
+			}
+			if failed[w] = fn(w, i); failed[w] != nil {
+				stop.Store(true)
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work(w)
+		}()
+	}
+	work(0) // the caller is a worker too
+	wg.Wait()
+	for _, err := range failed {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // member is one file that gives a document ID.
@@ -940,15 +990,9 @@ func storedPath(idx bleve.Index, id string) (path, version string, err error) {
 
 // pathAndVersion reads the stored path and version of a document.
 func pathAndVersion(doc bindex.Document) (path, version string) {
-	doc.VisitFields(func(f bindex.Field) {
-		switch f.Name() {
-		case fieldPath:
-			path = string(f.Value())
-		case fieldVersion:
-			version = string(f.Value())
-		}
-	})
-	return path, version
+	var s stored
+	doc.VisitFields(func(f bindex.Field) { s.set(f.Name(), f.Value()) })
+	return s.path, s.version
 }
 
 func readProblems(idx bleve.Index) (map[string]problemEntry, error) {

@@ -159,10 +159,11 @@ const (
 	optKeywordStored = bindex.IndexField | bindex.StoreField
 	optText          = bindex.IndexField | bindex.IncludeTermVectors
 	// optBody indexes a body's words with their frequencies but without
-	// their positions: positions were 55% of the index (353 MB of 100,000
-	// synthetic documents with them, 156 MB without) and a fifth of a full
-	// build's CPU. A phrase in a body is checked against the document's text
-	// instead (match.go), for the few documents that hold all its words.
+	// their positions: positions were more than half of the index (353 MB
+	// of 100,000 synthetic documents with them, 160 MB without) and a fifth
+	// of a full build's CPU. A phrase in a body is checked against the
+	// document's text instead (match.go), for the documents that hold all
+	// its words.
 	optBody = bindex.IndexField
 )
 

@@ -239,8 +239,9 @@ func singlePair(meta *readerMeta, a planAlt) (string, bool) {
 }
 
 // phraseBits returns the live documents holding the phrase: those holding
-// every word (and every common-word pair), with the words' positions
-// checked unless the phrase is one pair.
+// every word (and every common-word pair), then, unless the phrase is one
+// pair, those whose words are in sequence: by their positions in slug,
+// title and frontmatter fields, by the text in a body (bodyPhraseBits).
 func (e *evaluation) phraseBits(es *evalSnap, s *evalSeg, a planAlt, live *roaring.Bitmap) (*roaring.Bitmap, error) {
 	cand := live.Clone()
 	pairs := pairsOf(es.meta, a)

@@ -4,14 +4,14 @@ import (
 	"sort"
 )
 
-// Common-word pairs. A phrase of frequent words ("of the", "how to") makes
-// a phrase search read the positions of most documents. A full index
-// therefore also indexes, in a field of its own per language ("pair.en"),
-// every two adjacent body words that are both among the language's most
-// frequent ones, joined by a space. A phrase whose adjacent words are such
-// pairs is answered from that field (a two-word phrase by one term), and
-// longer phrases keep their exact check on positions, now only for the
-// documents holding every pair.
+// Common-word pairs. Bodies keep no word positions, so a body phrase is
+// checked against the text of the documents holding all its words, and a
+// phrase of frequent words ("of the", "how to") is held by most documents.
+// An index therefore also indexes, in a field of its own per language
+// ("pair.en"), every two adjacent body words that are both among the
+// language's most frequent ones, joined by a space. A two-word phrase of
+// such words is answered by one term of that field; a longer phrase is
+// checked against the text only of the documents holding every pair.
 //
 // The common words are chosen when a full index is built, from a sample of
 // its documents, and recorded in its metadata; incremental compiles keep

@@ -6,11 +6,8 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"runtime"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/graft-studio/graft/errs"
 )
@@ -162,7 +159,8 @@ func (m *Manager) Search(ctx context.Context, req SearchRequest) (SearchResult, 
 func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, chain []*branchIndex, limit int, after *cursor, hash string) (*cachedPage, error) {
 	c := newCrew()
 	defer c.close()
-	e, err := m.openEvaluation(c, chain, m.newPlan(pq, chainLangs(chain)), req.Collection)
+	langs := chainLangs(chain)
+	e, err := m.openEvaluation(c, chain, m.newPlan(pq, langs), req.Collection)
 	if err != nil {
 		return nil, err
 	}
@@ -186,18 +184,11 @@ func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, 
 		id  string
 	}
 	hits := make([]found, len(top))
+	// What snippets mark, analysed once per language of the chain.
 	marks := snippetTerms(pq)
-	var wordsMu sync.Mutex
-	words := map[string]snippetWords{} // by language, analysed once per page
-	wordsFor := func(lang string) snippetWords {
-		wordsMu.Lock()
-		defer wordsMu.Unlock()
-		w, ok := words[lang]
-		if !ok {
-			w = m.snippetWords(lang, marks)
-			words[lang] = w
-		}
-		return w
+	words := make(map[string]snippetWords, len(langs))
+	for _, l := range langs {
+		words[l] = m.snippetWords(l, marks)
 	}
 	err = c.each(len(top), func(i int) error {
 		id, f, err := e.stored(top[i])
@@ -218,7 +209,11 @@ func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, 
 		if err != nil {
 			return err
 		}
-		hit.Snippet = m.snippet(text, wordsFor(f.lang))
+		w, ok := words[f.lang]
+		if !ok { // not a language the chain recorded: analysed for this hit
+			w = m.snippetWords(f.lang, marks)
+		}
+		hit.Snippet = m.snippet(text, w)
 		hits[i] = found{hit, id}
 		return nil
 	})
@@ -252,52 +247,6 @@ func chainLangs(chain []*branchIndex) []string {
 		return []string{neutralKey}
 	}
 	return sortedKeys(set)
-}
-
-// forEachWorker calls fn(w, i) for i = 0 … n-1 on up to GOMAXPROCS workers,
-// numbered w = 0 … GOMAXPROCS-1 (the caller is worker 0), so fn runs
-// concurrently on different workers. After the first error no item starts,
-// and that error is returned.
-func forEachWorker(n int, fn func(w, i int) error) error {
-	workers := min(n, runtime.GOMAXPROCS(0))
-	if workers <= 1 {
-		for i := range n {
-			if err := fn(0, i); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	var next atomic.Int64
-	var stop atomic.Bool
-	failed := make([]error, workers)
-	work := func(w int) {
-		for !stop.Load() {
-			i := int(next.Add(1) - 1)
-			if i >= n {
-				return
-			}
-			if failed[w] = fn(w, i); failed[w] != nil {
-				stop.Store(true)
-			}
-		}
-	}
-	var wg sync.WaitGroup
-	for w := 1; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			work(w)
-		}()
-	}
-	work(0) // the caller is a worker too
-	wg.Wait()
-	for _, err := range failed {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // requestHash binds a cursor to its query, chain and filters.

@@ -77,8 +77,8 @@ func (m *Manager) snippet(text string, w snippetWords) string {
 		text = text[:cut]
 	}
 	if w.lang == neutralKey {
-		sc := snippetScratch.Get().(*scratch)
-		defer snippetScratch.Put(sc)
+		sc := scratches.Get().(*scratch)
+		defer scratches.Put(sc)
 		if sc.lower(text) {
 			return sc.asciiSnippet(text, w.terms, w.prefixes)
 		}
@@ -169,26 +169,36 @@ func (sc *scratch) asciiSnippet(text string, terms map[string]bool, prefixes []s
 	return render(text, int(starts[start]), to, matches, start > 0, end < len(starts))
 }
 
-// scratch holds an ASCII snippet's working buffers.
+// scratch holds the working buffers of ASCII text: its lower-cased copy
+// (snippets and body fields) and its units' starts (snippets).
 type scratch struct {
 	low    []byte
 	starts []int32
 }
 
-var snippetScratch = sync.Pool{New: func() any { return new(scratch) }}
+var scratches = sync.Pool{New: func() any { return new(scratch) }}
 
 // lower keeps text lower-cased in the scratch buffer and reports whether
-// it is ASCII (when not, the buffer is not all lower-cased). It works on
-// eight bytes at a time.
+// it is ASCII.
 func (sc *scratch) lower(text string) bool {
-	sc.low = append(sc.low[:0], text...)
-	b := sc.low
+	var ok bool
+	sc.low, ok = appendLowerASCII(sc.low[:0], text)
+	return ok
+}
+
+// appendLowerASCII appends text lower-cased to dst and reports whether it
+// is ASCII (when not, what it appended is not all lower-cased). It works on
+// eight bytes at a time.
+func appendLowerASCII[T ~string | ~[]byte](dst []byte, text T) ([]byte, bool) {
+	at := len(dst)
+	dst = append(dst, text...)
+	b := dst[at:]
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	i := 0
 	for ; i+8 <= len(b); i += 8 {
 		x := binary.LittleEndian.Uint64(b[i:])
 		if x&highs != 0 {
-			return false
+			return dst, false
 		}
 		// A byte's high bit is set in atLeastA when it is 'A' or more, in
 		// pastZ when it is past 'Z' (no carry crosses bytes below 0x80).
@@ -199,11 +209,11 @@ func (sc *scratch) lower(text string) bool {
 	}
 	for ; i < len(b); i++ {
 		if b[i] >= utf8.RuneSelf {
-			return false
+			return dst, false
 		}
 		b[i] = lowerASCII(b[i])
 	}
-	return true
+	return dst, true
 }
 
 // unitStarts returns the offsets where text's runs of non-space start, in
