@@ -133,7 +133,9 @@ func TestEvaluatorMatchesBleve(t *testing.T) {
 	queries := append(gen.Queries(120),
 		"bibliothèques", `"la bibliothèque"`, "le", "ville -matin", "livre or soir", "tags:ville", "tags:vil*",
 		"collection:notes", "collection:no*", "collection:notes -bibliothèque", "-matin", "revision", "revision or ville",
-		`"revision 1"`, "weight:42", "title:note*", "doc*", "zzzz", `"le matin"`)
+		`"revision 1"`, "weight:42", "title:note*", "doc*", "zzzz", `"le matin"`,
+		// body phrases checked on the text, narrowed by the other clauses
+		`"la ville" matin`, `ville -"la ville ouvre"`, `"ville ouvre le" or livre`, `bibliothèque -"des livres"`, `"revision 1" revision`)
 	chains := [][]string{{"main"}, {"dev", "main"}, {"leaf", "dev", "main"}}
 	for _, chain := range chains {
 		for _, coll := range []string{"", "docs"} {

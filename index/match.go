@@ -63,29 +63,48 @@ func (e *evaluation) matchSegment(chainPos int, es *evalSnap, si int, k int) (*s
 	var matched []*roaring.Bitmap // the groups that can match
 	for gi, g := range e.p.groups {
 		altBits[gi] = make([][]*roaring.Bitmap, len(g))
-		var must, not []*roaring.Bitmap
+		clauses := make([]*roaring.Bitmap, len(g))
+		var unchecked [][2]int // body phrases whose text is still to check
 		for cj, c := range g {
 			altBits[gi][cj] = make([]*roaring.Bitmap, len(c.alts))
 			for ai, a := range c.alts {
-				b, err := e.altBits(es, s, a, live, all)
+				b, check, err := e.altBits(es, s, a, live, all)
 				if err != nil {
 					return nil, err
 				}
 				altBits[gi][cj][ai] = b
+				if check {
+					unchecked = append(unchecked, [2]int{cj, ai})
+				}
 			}
-			var clause *roaring.Bitmap
-			switch len(c.alts) {
-			case 0: // no word left after analysis (-"!!!"): matches nothing
-				clause = noDocs
-			case 1:
-				clause = altBits[gi][cj][0]
-			default:
-				clause = roaring.FastOr(altBits[gi][cj]...)
+			clauses[cj] = anyOf(altBits[gi][cj])
+		}
+		// A body phrase's text is read only for the documents every
+		// required clause may hold (the group's documents are among them):
+		// its other words and phrases narrow it first.
+		if len(unchecked) > 0 {
+			scope := live
+			for cj, c := range g {
+				if !c.negate {
+					scope = roaring.And(scope, clauses[cj])
+				}
 			}
+			for _, u := range unchecked {
+				cj, ai := u[0], u[1]
+				b, err := e.bodyPhraseBits(s, g[cj].alts[ai], roaring.And(altBits[gi][cj][ai], scope))
+				if err != nil {
+					return nil, err
+				}
+				altBits[gi][cj][ai] = b
+				clauses[cj] = anyOf(altBits[gi][cj])
+			}
+		}
+		var must, not []*roaring.Bitmap
+		for cj, c := range g {
 			if c.negate {
-				not = append(not, clause)
+				not = append(not, clauses[cj])
 			} else {
-				must = append(must, clause)
+				must = append(must, clauses[cj])
 			}
 		}
 		if len(must) == 0 {
@@ -150,10 +169,10 @@ func (e *evaluation) matchSegment(chainPos int, es *evalSnap, si int, k int) (*s
 
 // altBits returns the live documents an alternative matches (all says
 // that every document of the segment is live). The bitmap is read only: it
-// may be the segment's own.
-func (e *evaluation) altBits(es *evalSnap, s *evalSeg, a planAlt, live *roaring.Bitmap, all bool) (*roaring.Bitmap, error) {
-	var b *roaring.Bitmap
-	var err error
+// may be the segment's own. check says that it holds the documents with
+// all of a body phrase's words, whose text is still to check
+// (bodyPhraseBits).
+func (e *evaluation) altBits(es *evalSnap, s *evalSeg, a planAlt, live *roaring.Bitmap, all bool) (b *roaring.Bitmap, check bool, err error) {
 	switch a.kind {
 	case altTerm, altConst:
 		b, err = s.termBits(a.field, a.text)
@@ -163,9 +182,20 @@ func (e *evaluation) altBits(es *evalSnap, s *evalSeg, a planAlt, live *roaring.
 		return e.phraseBits(es, s, a, live)
 	}
 	if err != nil || all {
-		return b, err
+		return b, false, err
 	}
-	return roaring.And(b, live), nil
+	return roaring.And(b, live), false, nil
+}
+
+// anyOf returns the documents of any of a clause's alternatives (read only).
+func anyOf(alts []*roaring.Bitmap) *roaring.Bitmap {
+	switch len(alts) {
+	case 0: // no word left after analysis (-"!!!"): matches nothing
+		return noDocs
+	case 1:
+		return alts[0]
+	}
+	return roaring.FastOr(alts...)
 }
 
 // prefixBits returns the documents holding a word that starts with prefix.
@@ -240,43 +270,45 @@ func singlePair(meta *readerMeta, a planAlt) (string, bool) {
 
 // phraseBits returns the live documents holding the phrase: those holding
 // every word (and every common-word pair), then, unless the phrase is one
-// pair, those whose words are in sequence: by their positions in slug,
-// title and frontmatter fields, by the text in a body (bodyPhraseBits).
-func (e *evaluation) phraseBits(es *evalSnap, s *evalSeg, a planAlt, live *roaring.Bitmap) (*roaring.Bitmap, error) {
+// pair, those whose words are in sequence by their positions in slug,
+// title and frontmatter fields. In a body, whose words have no positions,
+// it returns the documents holding every word, and check (bodyPhraseBits
+// reads their text).
+func (e *evaluation) phraseBits(es *evalSnap, s *evalSeg, a planAlt, live *roaring.Bitmap) (*roaring.Bitmap, bool, error) {
 	cand := live.Clone()
 	pairs := pairsOf(es.meta, a)
 	for _, p := range pairs {
 		b, err := s.termBits(prefixPair+a.lang, p)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		cand.And(b)
 	}
 	if len(a.terms) == 2 && len(pairs) == 1 {
-		return cand, nil // the pair is the phrase
+		return cand, false, nil // the pair is the phrase
 	}
 	for _, t := range a.terms {
 		if cand.IsEmpty() {
-			return cand, nil
+			return cand, false, nil
 		}
 		b, err := s.termBits(a.field, t.term)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		cand.And(b)
 	}
 	if cand.IsEmpty() {
-		return cand, nil
+		return cand, false, nil
 	}
 	if strings.HasPrefix(a.field, prefixBody) {
-		return e.bodyPhraseBits(s, a, cand)
+		return cand, true, nil
 	}
 	// Check positions.
 	its := make([]segment.PostingsIterator, len(a.terms))
 	for i, t := range a.terms {
 		pl, err := s.postings(a.field, t.term)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		its[i] = pl.Iterator(false, false, true, nil)
 	}
@@ -286,7 +318,7 @@ func (e *evaluation) phraseBits(es *evalSnap, s *evalSeg, a planAlt, live *roari
 		for i, it := range its {
 			p, err := it.Advance(uint64(d))
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			if p == nil || p.Number() != uint64(d) {
 				locs[i] = nil
@@ -298,7 +330,7 @@ func (e *evaluation) phraseBits(es *evalSnap, s *evalSeg, a planAlt, live *roari
 			out.Add(d)
 		}
 	}
-	return out, nil
+	return out, false, nil
 }
 
 // bodyPhraseBits keeps the candidates whose body holds the phrase. Bodies
