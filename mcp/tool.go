@@ -86,8 +86,9 @@ func (t *tool[In, Out]) annotations() *sdk.ToolAnnotations {
 func ptr[T any](v T) *T { return &v }
 
 // typeSchemas are the schemas of types whose JSON differs from their Go shape.
+// A baseVersion is a version string or null (an empty string names nothing).
 var typeSchemas = map[reflect.Type]*jsonschema.Schema{
-	reflect.TypeFor[repo.Base](): {Types: []string{"string", "null"}},
+	reflect.TypeFor[repo.Base](): {Types: []string{"string", "null"}, MinLength: ptr(1)},
 }
 
 // schemaFor builds the JSON Schema (2020-12) of T.

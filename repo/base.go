@@ -3,11 +3,18 @@ package repo
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 )
 
 // Base is a write's baseVersion (DESIGN §4). It has three states:
 // absent (the write is unconditional), null (the document must not exist yet),
 // or a version string that must equal the document's current version.
+//
+// Input types hold a Base by value, tagged `json:"baseVersion,omitzero"`:
+// a JSON null then reaches UnmarshalJSON and becomes MustNotExist, while a
+// missing key leaves the zero Base (NoBase). A *Base would lose the
+// difference — every JSON decoder sets a pointer to nil on null, exactly as
+// when the key is missing.
 type Base struct {
 	// Present is false when no baseVersion was given.
 	Present bool
@@ -30,8 +37,11 @@ func (b Base) Check(current string) bool {
 	return !b.Present || b.Version == current
 }
 
+// IsZero reports whether b is absent, so that omitzero leaves it out.
+func (b Base) IsZero() bool { return !b.Present }
+
 // MarshalJSON writes null for "must not exist" and the version otherwise.
-// An absent Base should be omitted by the caller (use a pointer with omitempty).
+// An absent Base is left out by its field's omitzero tag.
 func (b Base) MarshalJSON() ([]byte, error) {
 	if !b.Present || b.Version == "" {
 		return []byte("null"), nil
@@ -39,13 +49,24 @@ func (b Base) MarshalJSON() ([]byte, error) {
 	return json.Marshal(b.Version)
 }
 
+// errEmptyBase refuses "" as a baseVersion: it names no version, and taking
+// it for null would turn a caller's bug into "must not exist".
+var errEmptyBase = errors.New(`baseVersion "" names no version: pass the version you read, null for "must not exist yet", or leave it out`)
+
 // UnmarshalJSON reads null or a version string. Reaching it at all means the
-// key was present.
+// key was present (decoders call it for null on a Base held by value).
 func (b *Base) UnmarshalJSON(data []byte) error {
-	b.Present = true
 	if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
-		b.Version = ""
+		*b = MustNotExist
 		return nil
 	}
-	return json.Unmarshal(data, &b.Version)
+	var v string
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	if v == "" {
+		return errEmptyBase
+	}
+	*b = BaseOf(v)
+	return nil
 }

@@ -152,7 +152,7 @@ func TestSearchDraftAfterProductionMoves(t *testing.T) {
 		t.Fatal(err)
 	}
 	w, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "hello-world", Data: hello.Data,
-		Body: "The draft speaks of walruses.\n", BaseVersion: &repo.Base{Present: true, Version: hello.Version}})
+		Body: "The draft speaks of walruses.\n", BaseVersion: repo.Base{Present: true, Version: hello.Version}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ type WriteContentInput struct {
 	Slug        string         `json:"slug" jsonschema:"the document's slug: lower-case kebab segments joined by /"`
 	Data        map[string]any `json:"data" jsonschema:"the frontmatter"`
 	Body        string         `json:"body" jsonschema:"the Markdown or MDX body"`
-	BaseVersion *repo.Base     `json:"baseVersion,omitempty" jsonschema:"the version you read; null: must not exist yet; absent: unconditional"`
+	BaseVersion repo.Base      `json:"baseVersion,omitzero" jsonschema:"the version you read; null: must not exist yet; absent: unconditional"`
 	Message     string         `json:"message,omitempty" jsonschema:"commit message; a default says what changed"`
 	DryRun      bool           `json:"dryRun,omitempty" jsonschema:"validate and return the diff, commit nothing"`
 	Branch      string         `json:"branch,omitempty" jsonschema:"a preview branch to write to; default your draft"`
@@ -55,7 +55,7 @@ func (s *Service) writeContent(ctx context.Context, c Caller, in WriteContentInp
 	var err error
 	for attempt := 0; attempt < maxWriteAttempts; attempt++ {
 		out, err = s.writeOnce(ctx, c, in)
-		if in.BaseVersion != nil || !errs.Is(err, errs.ContentConflict) {
+		if in.BaseVersion.Present || !errs.Is(err, errs.ContentConflict) {
 			break
 		}
 	}
@@ -160,7 +160,7 @@ type edit struct {
 	body        *string        // put: the body; patch: nil keeps the body
 	set         map[string]any // patch: keys to set
 	unset       []string       // patch: keys to remove
-	baseVersion *repo.Base
+	baseVersion repo.Base      // absent: unconditional
 }
 
 // prepared is an edit checked against a snapshot — collection, slug, path,
@@ -257,8 +257,8 @@ func (s *Service) prepare(snap treeView, e edit, refs func(collection, slug stri
 		return prepared{}, errs.New(errs.SlugNotUnique, "path %s already holds %s/%s", p.path, other.Collection, other.Slug).
 			With("path", p.path).WithFix("choose another slug")
 	}
-	if e.baseVersion != nil && !e.baseVersion.Check(p.currentVersion()) {
-		return prepared{}, conflict(coll.Name, e.slug, p.currentVersion())
+	if !e.baseVersion.Check(p.currentVersion()) {
+		return prepared{}, conflict(coll.Name, e.slug, e.baseVersion, p.currentVersion())
 	}
 	if e.op != opPut && p.current == nil {
 		return prepared{}, errs.New(errs.DocumentNotFound, "no document %s/%s on %s", coll.Name, e.slug, snapName(snap)).
@@ -341,7 +341,14 @@ func (s *Service) commitPrepared(ctx context.Context, c Caller, t writeTarget, p
 	return s.Drafts.Write(context.WithoutCancel(ctx), t.branch, changes, message, c.Signature())
 }
 
-func conflict(collection, slug, current string) error {
+// conflict is the CONTENT_CONFLICT of a baseVersion that current (""
+// when the document does not exist) does not satisfy.
+func conflict(collection, slug string, base repo.Base, current string) error {
+	if base == repo.MustNotExist {
+		return errs.New(errs.ContentConflict, "%s/%s exists already; baseVersion null means it must not exist yet", collection, slug).
+			With("currentVersion", current).
+			WithFix("read the document and pass its version as baseVersion to replace it, or choose another slug")
+	}
 	var cur any = current
 	if current == "" {
 		cur = nil

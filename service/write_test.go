@@ -78,8 +78,8 @@ func TestWriteRefusesBadInput(t *testing.T) {
 		{"schema", WriteContentInput{Collection: "posts", Slug: "s", Data: map[string]any{"title": 3}}, errs.SchemaValidationFailed},
 		{"two files one slug", WriteContentInput{Collection: "posts", Slug: "twin", Data: validPost("T")}, errs.SlugNotUnique},
 		{"unknown collection", WriteContentInput{Collection: "nope", Slug: "a", Data: validPost("T")}, errs.CollectionNotFound},
-		{"stale baseVersion", WriteContentInput{Collection: "posts", Slug: "hello-world", Data: validPost("T"), BaseVersion: &repo.Base{Present: true, Version: strings.Repeat("0", 40)}}, errs.ContentConflict},
-		{"exists but null base", WriteContentInput{Collection: "posts", Slug: "hello-world", Data: validPost("T"), BaseVersion: &repo.MustNotExist}, errs.ContentConflict},
+		{"stale baseVersion", WriteContentInput{Collection: "posts", Slug: "hello-world", Data: validPost("T"), BaseVersion: repo.Base{Present: true, Version: strings.Repeat("0", 40)}}, errs.ContentConflict},
+		{"exists but null base", WriteContentInput{Collection: "posts", Slug: "hello-world", Data: validPost("T"), BaseVersion: repo.MustNotExist}, errs.ContentConflict},
 		{"writes to production", WriteContentInput{Collection: "posts", Slug: "p", Data: validPost("T"), Branch: "main"}, errs.BranchInvalid},
 		{"missing preview", WriteContentInput{Collection: "posts", Slug: "p", Data: validPost("T"), Branch: "preview/nope"}, errs.BranchNotFound},
 	}
@@ -124,7 +124,7 @@ func TestWriteLandsOnDraft(t *testing.T) {
 	if _, ok, _ := s.Project.Git.Head(drafts.Branch(agent.ID)); ok {
 		t.Fatal("dry run created the draft")
 	}
-	out, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "fresh", Data: validPost("Fresh"), Body: "Hello.\n", BaseVersion: &repo.MustNotExist})
+	out, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "fresh", Data: validPost("Fresh"), Body: "Hello.\n", BaseVersion: repo.MustNotExist})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestWriteLandsOnDraft(t *testing.T) {
 	}
 	// an update with the right base keeps untouched frontmatter bytes
 	upd := validPost("Fresh, again")
-	out2, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "fresh", Data: upd, Body: "Hello.\n", BaseVersion: &repo.Base{Present: true, Version: out.Version}})
+	out2, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "fresh", Data: upd, Body: "Hello.\n", BaseVersion: repo.Base{Present: true, Version: out.Version}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func TestWriteLandsOnDraft(t *testing.T) {
 		t.Errorf("updated file:\n%s", raw)
 	}
 	// the old version is now a conflict
-	_, err = s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "fresh", Data: upd, BaseVersion: &repo.Base{Present: true, Version: out.Version}})
+	_, err = s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "fresh", Data: upd, BaseVersion: repo.Base{Present: true, Version: out.Version}})
 	if e, ok := errs.As(err); !ok || e.Code != errs.ContentConflict || e.Details["currentVersion"] != out2.Version {
 		t.Errorf("stale base: %v", err)
 	}

@@ -132,10 +132,9 @@ the MDX safety gate, then committed to your draft branch (or --branch, a preview
 			in.Data, in.Body = parsed.Data, string(parsed.Body)
 			switch {
 			case isNew:
-				in.BaseVersion = &repo.MustNotExist
+				in.BaseVersion = repo.MustNotExist
 			case base != "":
-				b := repo.BaseOf(base)
-				in.BaseVersion = &b
+				in.BaseVersion = repo.BaseOf(base)
 			}
 			out, err := s.WriteContent(cmd.Context(), caller, in)
 			if err != nil {
