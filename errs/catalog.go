@@ -100,7 +100,8 @@ func init() {
 		[]string{"graft branch create with a used name"},
 		"Pick another name or drop the existing branch first.")
 	def(BranchInvalid, 400, "The branch name is not allowed, or the operation is not allowed on this branch.",
-		[]string{"upper case or spaces in the name", "dropping production or a branch with children"},
+		[]string{"upper case or spaces in the name", "dropping production or a branch with children",
+			"a write naming production, a review branch, another identity's draft or a branch graft did not create as a preview"},
 		"Use lower-case kebab segments joined by '/', e.g. preview/spring-launch.")
 	def(CommitFailed, 500, "The change could not be committed.",
 		[]string{"the branch kept moving during retries", "a disk or permission problem in the object store"},

@@ -55,7 +55,7 @@ func (r *Repo) CreateBranch(name, from string, author Signature) (string, error)
 	if err != nil {
 		return "", err
 	}
-	msg := "Create branch " + name + " from " + from + "\n\n" + branchParentTrailer + ": " + from + "\n"
+	msg := createBranchSubject(name, from) + "\n\n" + branchParentTrailer + ": " + from + "\n"
 	r.mu.Lock()
 	w := &commitWriter{r: r}
 	sha, err := w.commit(tree, tip, msg, author)
@@ -93,16 +93,53 @@ func (r *Repo) BranchParent(name string) (string, error) {
 	if !ok {
 		return "", gitBranchNotFound(name)
 	}
-	return r.branchParentFrom(tip)
+	m, err := r.branchParentFrom(tip)
+	return m.parent, err
 }
+
+// CreatedBranch reports whether branch name is one CreateBranch made: the
+// nearest commit carrying a Graft-Parent trailer on its first-parent line is
+// the commit that created this very branch ("Create branch <name> from
+// <parent>"), so its parent is recorded for it and not inherited from the
+// branch it was copied from. A branch made with `git branch` from production,
+// a preview or a draft is not one, whatever trailers its history holds. It
+// returns the recorded parent. BRANCH_NOT_FOUND when the branch does not exist.
+func (r *Repo) CreatedBranch(name string) (parent string, created bool, err error) {
+	tip, ok, err := r.Head(name)
+	if err != nil {
+		return "", false, err
+	}
+	if !ok {
+		return "", false, gitBranchNotFound(name)
+	}
+	m, err := r.branchParentFrom(tip)
+	if err != nil || m.at == "" {
+		return "", false, err
+	}
+	msg, err := r.CommitMessage(m.at)
+	if err != nil {
+		return "", false, err
+	}
+	subject, _, _ := strings.Cut(msg, "\n")
+	return m.parent, subject == createBranchSubject(name, m.parent), nil
+}
+
+// createBranchSubject is the subject of the commit that creates a branch.
+func createBranchSubject(name, from string) string {
+	return "Create branch " + name + " from " + from
+}
+
+// parentMark is the Graft-Parent found walking first parents from a commit:
+// the recorded parent and the commit that carries it ("" when none does).
+type parentMark struct{ parent, at string }
 
 // branchParentFrom walks first parents from commit until a Graft-Parent
 // trailer. Answers are cached per commit (commits never change).
-func (r *Repo) branchParentFrom(commit string) (string, error) {
+func (r *Repo) branchParentFrom(commit string) (parentMark, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var seen []string
-	answer := ""
+	var answer parentMark
 	h := plumbing.NewHash(commit)
 	for {
 		if v, ok := r.parentCache[h.String()]; ok {
@@ -111,11 +148,11 @@ func (r *Repo) branchParentFrom(commit string) (string, error) {
 		}
 		c, err := r.repo.CommitObject(h)
 		if err != nil {
-			return "", errs.New(errs.Internal, "read commit %s: %v", h, err)
+			return parentMark{}, errs.New(errs.Internal, "read commit %s: %v", h, err)
 		}
 		seen = append(seen, h.String())
 		if v, ok := branchTrailer(c.Message, branchParentTrailer); ok {
-			answer = v
+			answer = parentMark{parent: v, at: h.String()}
 			break
 		}
 		if len(c.ParentHashes) == 0 {
@@ -155,11 +192,11 @@ func (r *Repo) Branches() ([]Branch, error) {
 	}
 	out := make([]Branch, 0, len(all))
 	for name, head := range all {
-		parent, err := r.branchParentFrom(head)
+		m, err := r.branchParentFrom(head)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Branch{Name: name, Head: head, Parent: parent})
+		out = append(out, Branch{Name: name, Head: head, Parent: m.parent})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil

@@ -115,3 +115,43 @@ func TestBranchParentSurvivesClone(t *testing.T) {
 		t.Fatal("the trailer is not in the cloned history")
 	}
 }
+
+// TestCreatedBranch tells the branches CreateBranch made (their own parent
+// recorded) from branches copied with git, which inherit a history holding
+// someone else's Graft-Parent trailer.
+func TestCreatedBranch(t *testing.T) {
+	r := newTestRepo(t, false)
+	commitFiles(t, r, "main", map[string]string{"a.md": "a"})
+	if _, err := r.CreateBranch("preview/spring", "main", testAuthor); err != nil {
+		t.Fatal(err)
+	}
+	commitFiles(t, r, "preview/spring", map[string]string{"b.md": "b"})
+	if _, err := r.CreateBranch("preview/spring-two", "preview/spring", testAuthor); err != nil {
+		t.Fatal(err)
+	}
+	// A review-like commit with a Graft-Parent trailer reaches main's history.
+	gitRun(t, r.Path(), "commit", "-q", "--allow-empty", "-m", "Publish a\n\nGraft-Parent: main")
+	gitRun(t, r.Path(), "branch", "release/v1", "main")
+	gitRun(t, r.Path(), "branch", "copy-of-spring", "preview/spring")
+	gitRun(t, r.Path(), "branch", "plain", "main~1")
+
+	tests := []struct {
+		branch, parent string
+		created        bool
+	}{
+		{"preview/spring", "main", true},
+		{"preview/spring-two", "preview/spring", true},
+		{"main", "main", false},
+		{"release/v1", "main", false},
+		{"copy-of-spring", "main", false},
+		{"plain", "", false},
+	}
+	for _, tt := range tests {
+		parent, created, err := r.CreatedBranch(tt.branch)
+		if err != nil || created != tt.created || (created && parent != tt.parent) {
+			t.Errorf("CreatedBranch(%s) = %q, %v, %v; want %q, %v", tt.branch, parent, created, err, tt.parent, tt.created)
+		}
+	}
+	_, _, err := r.CreatedBranch("nope")
+	wantCode(t, err, errs.BranchNotFound)
+}

@@ -47,7 +47,7 @@ type Repo struct {
 	branchMu    sync.Mutex
 	branchLocks map[string]*sync.Mutex
 
-	parentCache map[string]string                    // commit SHA → Graft-Parent found from it
+	parentCache map[string]parentMark                // commit SHA → the Graft-Parent found from it
 	treeCache   map[plumbing.Hash][]object.TreeEntry // decoded trees (immutable by hash); guarded by mu
 	treeCached  int                                  // entries in treeCache; guarded by mu
 }
@@ -176,7 +176,7 @@ func gitNewRepo(g *git.Repository, path, gitDir, commonDir string, bare bool) (*
 		commonDir:   commonDir,
 		bare:        bare,
 		branchLocks: map[string]*sync.Mutex{},
-		parentCache: map[string]string{},
+		parentCache: map[string]parentMark{},
 		treeCache:   map[plumbing.Hash][]object.TreeEntry{},
 	}, nil
 }

@@ -106,7 +106,7 @@ func (s *Service) applyChanges(ctx context.Context, c Caller, in ApplyChangesInp
 }
 
 func (s *Service) applyOnce(ctx context.Context, c Caller, in ApplyChangesInput) (ApplyChangesOutput, error) {
-	t, err := s.target(c, in.Branch)
+	t, err := s.target(c, in.Branch, "")
 	if err != nil {
 		return ApplyChangesOutput{}, err
 	}

@@ -90,6 +90,12 @@ func (s *Service) putAsset(ctx context.Context, c Caller, in PutAssetInput) (Put
 	if err := c.Require(ScopeContentWrite); err != nil {
 		return PutAssetOutput{}, err
 	}
+	// What the caller may write is decided in one place. The legacy store
+	// is outside Git, so nothing moves the draft yet; assets in Git commit
+	// to this target.
+	if _, err := s.target(c, "", ""); err != nil {
+		return PutAssetOutput{}, err
+	}
 	data, name, err := s.assetBytes(in)
 	if err != nil {
 		return PutAssetOutput{}, err

@@ -27,7 +27,8 @@ type DiscardDraftsInput struct {
 
 // actingAs returns the identity whose draft an operation acts on and the
 // signature its commits carry (the writer's): the caller's own, or for the
-// operator any identity named by as.
+// operator any identity named by as. Reads use it directly; writes reach it
+// through target, which decides the branch.
 func actingAs(c Caller, as string) (string, repo.Signature, error) {
 	if c.Anonymous || c.ID == "" {
 		return "", repo.Signature{}, errs.New(errs.Unauthorized, "anonymous callers have no draft").
@@ -43,6 +44,7 @@ func actingAs(c Caller, as string) (string, repo.Signature, error) {
 	return as, Caller{ID: as}.Signature(), nil
 }
 
+// notYourDraft refuses as from a caller who is not the operator.
 func notYourDraft(c Caller, branch string) error {
 	return errs.New(errs.Unauthorized, "%s cannot act on %s: only the operator acts on another identity's draft", c.display(), branch).
 		With("required", []string{"operator"}).With("held", c.Scopes).
@@ -70,11 +72,11 @@ func (s *Service) publishDrafts(ctx context.Context, c Caller, in PublishDraftsI
 	if err := c.Require(ScopeContentWrite); err != nil {
 		return drafts.PublishResult{}, err
 	}
-	id, sig, err := actingAs(c, in.As)
+	t, err := s.target(c, "", in.As)
 	if err != nil {
 		return drafts.PublishResult{}, err
 	}
-	return s.Drafts.Publish(ctx, drafts.PublishAs{Identity: id, Author: sig, MayCommit: c.Has(ScopeContentPublish)}, in.PublishRequest)
+	return s.Drafts.Publish(ctx, drafts.PublishAs{Identity: t.identity, Author: t.author, MayCommit: c.Has(ScopeContentPublish)}, in.PublishRequest)
 }
 
 // DiscardDrafts drops paths from a draft (a forward commit); the branch is
@@ -87,9 +89,9 @@ func (s *Service) discardDrafts(ctx context.Context, c Caller, in DiscardDraftsI
 	if err := c.Require(ScopeContentWrite); err != nil {
 		return drafts.DiscardResult{}, err
 	}
-	id, sig, err := actingAs(c, in.As)
+	t, err := s.target(c, "", in.As)
 	if err != nil {
 		return drafts.DiscardResult{}, err
 	}
-	return s.Drafts.Discard(ctx, id, sig, in.Paths)
+	return s.Drafts.Discard(ctx, t.identity, t.author, in.Paths)
 }

@@ -6,7 +6,6 @@ import (
 	"path"
 	"strings"
 
-	"github.com/graft-studio/graft/drafts"
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/mdx"
 	"github.com/graft-studio/graft/repo"
@@ -62,48 +61,6 @@ func (s *Service) writeContent(ctx context.Context, c Caller, in WriteContentInp
 	return out, err
 }
 
-// writeTarget is where a write goes and what it reads as the current state.
-type writeTarget struct {
-	branch string // branch the commit moves
-	view   string // ref the write reads: the draft's view, the preview, or production for a new draft
-}
-
-// target picks the branch a write goes to: the caller's draft by default, or
-// a preview branch named explicitly. Production, review branches and other
-// identities' drafts are refused.
-func (s *Service) target(c Caller, branch string) (writeTarget, error) {
-	prod := s.Project.Production()
-	own := drafts.Branch(c.ID)
-	switch {
-	case branch == "" || branch == own:
-		branch = own
-	case branch == prod:
-		return writeTarget{}, errs.New(errs.BranchInvalid, "writes never go to production (%s) directly", prod).
-			WithFix("write to your draft (omit branch) and publish it with publish_drafts")
-	case drafts.IsDraft(branch):
-		return writeTarget{}, errs.New(errs.BranchInvalid, "%s is another identity's draft", branch).
-			WithFix("omit branch to write to your own draft (%s)", own)
-	case drafts.IsReview(branch):
-		return writeTarget{}, errs.New(errs.BranchInvalid, "%s is a review branch; publish_drafts writes review branches", branch).
-			WithFix("omit branch to write to your draft, then publish it")
-	}
-	_, ok, err := s.Project.Git.Head(branch)
-	if err != nil {
-		return writeTarget{}, err
-	}
-	t := writeTarget{branch: branch, view: prod}
-	switch {
-	case ok:
-		if t.view, err = s.Drafts.ViewOf(branch); err != nil {
-			return writeTarget{}, err
-		}
-	case !drafts.IsDraft(branch):
-		return writeTarget{}, errs.New(errs.BranchNotFound, "branch %q does not exist", branch).
-			WithFix("create it with `graft branch create %s --from %s`, or omit branch to write to your draft", branch, prod)
-	}
-	return t, nil
-}
-
 func (s *Service) writeOnce(ctx context.Context, c Caller, in WriteContentInput) (WriteContentOutput, error) {
 	body := in.Body
 	return s.changeOne(ctx, c, in.Branch, edit{op: opPut, collection: in.Collection, slug: in.Slug,
@@ -114,7 +71,7 @@ func (s *Service) writeOnce(ctx context.Context, c Caller, in WriteContentInput)
 // dryRun returns the diff and commits nothing. WriteContent and PatchContent
 // share it.
 func (s *Service) changeOne(ctx context.Context, c Caller, branch string, e edit, message string, dryRun bool) (WriteContentOutput, error) {
-	t, err := s.target(c, branch)
+	t, err := s.target(c, branch, "")
 	if err != nil {
 		return WriteContentOutput{}, err
 	}
@@ -338,7 +295,7 @@ func (s *Service) commitPrepared(ctx context.Context, c Caller, t writeTarget, p
 	if err := ctx.Err(); err != nil {
 		return repo.CommitResult{}, err
 	}
-	return s.Drafts.Write(context.WithoutCancel(ctx), t.branch, changes, message, c.Signature())
+	return s.Drafts.Write(context.WithoutCancel(ctx), t.branch, changes, message, t.author)
 }
 
 // conflict is the CONTENT_CONFLICT of a baseVersion that current (""

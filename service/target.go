@@ -1,0 +1,84 @@
+package service
+
+import (
+	"github.com/graft-studio/graft/drafts"
+	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/repo"
+)
+
+// writeTarget is where a write goes and what it reads as the current state.
+type writeTarget struct {
+	branch string // branch the commit moves
+	view   string // ref the write reads: the draft's view, the preview, or production for a new draft
+	// identity is whose draft branch is (the writer); "" for a preview.
+	identity string
+	// author signs the commits: the caller's, or for the operator acting
+	// with as, the draft's identity's.
+	author repo.Signature
+}
+
+// target decides what a caller may write (DESIGN §10): its own draft, or a
+// preview branch — one graft branch create made, its parent recorded in Git.
+// Every operation that moves a branch for a caller (write, patch, apply,
+// delete, publish and discard of a draft, put_asset) asks it, and nothing
+// else decides. branch is the branch named by the call ("" = the draft);
+// as is the identity whose draft the operator acts on ("" = the caller's).
+//
+// Refused: anonymous callers (no draft; UNAUTHORIZED), as from anyone but
+// the operator (UNAUTHORIZED: acting for another identity is the operator's
+// privilege), and with BRANCH_INVALID — the operation is not allowed on that
+// branch — production, review branches, another identity's draft, any other
+// branch under graft-studio/, and a branch graft did not create as a
+// preview (made with `git branch`, copied from a preview, …). A preview that
+// does not exist is BRANCH_NOT_FOUND.
+func (s *Service) target(c Caller, branch, as string) (writeTarget, error) {
+	id, author, err := actingAs(c, as)
+	if err != nil {
+		return writeTarget{}, err
+	}
+	prod := s.Project.Production()
+	own := drafts.Branch(id)
+	switch {
+	case branch == "" || branch == own:
+		view := prod
+		if _, ok, err := s.Project.Git.Head(own); err != nil {
+			return writeTarget{}, err
+		} else if ok {
+			if view, err = s.Drafts.ViewOf(own); err != nil {
+				return writeTarget{}, err
+			}
+		}
+		return writeTarget{branch: own, view: view, identity: id, author: author}, nil
+	case as != "" && as != c.ID:
+		return writeTarget{}, errs.New(errs.InputValidationFailed, "as names %s's draft; branch %s is another branch", as, branch).
+			WithFix("pass either as (a draft) or branch (a preview), not both")
+	case branch == prod:
+		return writeTarget{}, errs.New(errs.BranchInvalid, "writes never go to production (%s) directly", prod).With("branch", branch).
+			WithFix("write to your draft (omit branch) and publish it with publish_drafts")
+	case drafts.IsDraft(branch):
+		return writeTarget{}, errs.New(errs.BranchInvalid, "%s is another identity's draft; you write only your own (%s)", branch, own).
+			With("branch", branch).WithFix("omit branch to write to your own draft")
+	case drafts.IsReview(branch):
+		return writeTarget{}, errs.New(errs.BranchInvalid, "%s is a review branch; publish_drafts writes review branches", branch).
+			With("branch", branch).WithFix("omit branch to write to your draft, then publish it")
+	case drafts.CheckPreviewName(branch) != nil:
+		return writeTarget{}, errs.New(errs.BranchInvalid, "%s is not a preview branch name: previews are lower-case kebab segments joined by '/', outside graft-studio/", branch).
+			With("branch", branch).WithFix("omit branch to write to your draft")
+	}
+	_, ok, err := s.Project.Git.Head(branch)
+	if err != nil {
+		return writeTarget{}, err
+	}
+	if !ok {
+		return writeTarget{}, errs.New(errs.BranchNotFound, "branch %q does not exist", branch).With("branch", branch).
+			WithFix("create it with `graft branch create %s --from %s`, or omit branch to write to your draft", branch, prod)
+	}
+	if _, created, err := s.Project.Git.CreatedBranch(branch); err != nil {
+		return writeTarget{}, err
+	} else if !created {
+		return writeTarget{}, errs.New(errs.BranchInvalid, "%s is not a preview branch: graft did not create it, so no parent is recorded for it", branch).
+			With("branch", branch).
+			WithFix("omit branch to write to your draft, or have a person create a preview from it (`graft branch create preview/NAME --from %s`) and write there", branch)
+	}
+	return writeTarget{branch: branch, view: branch, author: c.Signature()}, nil
+}
