@@ -233,6 +233,45 @@ func (r *Repo) commitCheckNewBranch(name string) error {
 	return nil
 }
 
+// commitNotAFile is the INVALID_PATH of a change whose path is a folder,
+// a submodule or inside a file.
+func commitNotAFile(path string, kind gitLookupKind) error {
+	what := "a folder"
+	if kind == gitOther {
+		what = "a submodule, or inside a file"
+	}
+	return errs.New(errs.InvalidPath, "path %q is %s", path, what).With("path", path).
+		WithFix("Write files only, at paths that are not folders.")
+}
+
+// CheckPaths reports, as Commit would, the first of paths that a commit on
+// ref's tree could not write or delete: a path that goes through a symlink
+// (INVALID_PATH with details.symlink), names a folder or a submodule, or
+// lies inside a file. Nothing is written. Callers that must not fail after a
+// first commit (a publish, before it settles its draft) check with it first.
+func (r *Repo) CheckPaths(ref string, paths []string) error {
+	root, err := r.gitRootTree(ref)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, p := range paths {
+		segs, err := gitSplitPath(p)
+		if err != nil {
+			return err
+		}
+		_, kind, err := r.gitLookup(root, segs, p)
+		if err != nil {
+			return err
+		}
+		if kind == gitDir || kind == gitOther {
+			return commitNotAFile(p, kind)
+		}
+	}
+	return nil
+}
+
 // commitEdit is one validated change: its path segments and, for a write, its blob.
 type commitEdit struct {
 	segs []string
@@ -264,12 +303,7 @@ func (r *Repo) commitBuild(start string, root, parentTree plumbing.Hash, creatin
 			current = e.Hash.String()
 			edits[i].mode = e.Mode
 		case gitDir, gitOther:
-			what := "a folder"
-			if kind == gitOther {
-				what = "a submodule, or inside a file"
-			}
-			return CommitResult{}, nil, errs.New(errs.InvalidPath, "path %q is %s", c.Path, what).With("path", c.Path).
-				WithFix("Write files only, at paths that are not folders.")
+			return CommitResult{}, nil, commitNotAFile(c.Path, kind)
 		}
 		if !c.Base.Check(current) {
 			return CommitResult{}, nil, errs.New(errs.ContentConflict, "%s changed since the version you read", c.Path).

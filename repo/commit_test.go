@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha1"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -266,5 +268,51 @@ func BenchmarkCommit(b *testing.B) {
 			Changes: []Change{{Path: path, Content: []byte(path)}}}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestCheckPaths refuses, before anything is written, the paths Commit
+// would refuse on a tree: through a symlink, a folder, inside a file.
+func TestCheckPaths(t *testing.T) {
+	r := newTestRepo(t, false)
+	dir := r.Path()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(dir, "content", "posts"), 0o755))
+	must(os.WriteFile(filepath.Join(dir, "content", "posts", "a.md"), []byte("a\n"), 0o644))
+	must(os.Symlink("posts", filepath.Join(dir, "content", "link")))
+	gitRun(t, dir, "add", "-A")
+	gitRun(t, dir, "commit", "-qm", "seed")
+	head := gitRun(t, dir, "rev-parse", "HEAD")
+
+	tests := []struct {
+		paths []string
+		code  errs.Code
+	}{
+		{paths: []string{"content/posts/a.md", "content/posts/new.md", "elsewhere/x.md"}},
+		{paths: []string{"content/posts/a.md", "content/link/b.md"}, code: errs.InvalidPath},
+		{paths: []string{"content/link"}, code: errs.InvalidPath},
+		{paths: []string{"content/posts"}, code: errs.InvalidPath},
+		{paths: []string{"content/posts/a.md/x.md"}, code: errs.InvalidPath},
+		{paths: []string{"content/../x.md"}, code: errs.InvalidPath},
+	}
+	for _, tt := range tests {
+		err := r.CheckPaths(head, tt.paths)
+		if tt.code == "" {
+			if err != nil {
+				t.Errorf("%v: %v", tt.paths, err)
+			}
+			continue
+		}
+		if !errs.Is(err, tt.code) {
+			t.Errorf("%v: %v, want %s", tt.paths, err, tt.code)
+		}
+	}
+	if err := r.CheckPaths("main", []string{"content/link/b.md"}); !errs.Is(err, errs.InvalidPath) {
+		t.Errorf("by branch name: %v", err)
 	}
 }

@@ -113,6 +113,14 @@ func (r *Repo) Overlay(base, top string, paths []string) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		// base's tree must be able to take the path: no symlink or file on
+		// the way (as Commit checks), else the tree walk below would read a
+		// blob as a tree.
+		if _, baseKind, err := r.gitLookup(root, segs, p); err != nil {
+			return "", err
+		} else if baseKind == gitDir || baseKind == gitOther {
+			return "", commitNotAFile(p, baseKind)
+		}
 		if kind == gitFile {
 			edits = append(edits, commitEdit{segs: segs, blob: e.Hash, mode: e.Mode})
 		} else {

@@ -2,6 +2,8 @@ package repo
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -122,4 +124,33 @@ func TestVersionsAndOverlay(t *testing.T) {
 		t.Errorf("git diff main view:\n%s", out)
 	}
 	gitFsck(t, r)
+}
+
+// TestOverlayRefusesWhatBaseCannotHold: a top path that base reaches
+// through a symlink (or a file) is INVALID_PATH naming it, not an internal
+// error from reading a blob as a tree.
+func TestOverlayRefusesWhatBaseCannotHold(t *testing.T) {
+	r := newTestRepo(t, false)
+	commitFiles(t, r, "main", map[string]string{"a.md": "a"})
+	ctx := context.Background()
+	if _, err := r.Commit(ctx, CommitRequest{Branch: "top", From: "main",
+		Changes: []Change{{Path: "sub/inner.md", Content: []byte("i")}, {Path: "file/x.md", Content: []byte("x")}}, Message: "top"}); err != nil {
+		t.Fatal(err)
+	}
+	dir := r.Path()
+	gitRun(t, dir, "checkout", "-q", "-f", "main")
+	if err := os.Symlink("elsewhere", filepath.Join(dir, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "file"), []byte("a file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitRun(t, dir, "add", "sub", "file")
+	gitRun(t, dir, "-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "link")
+	for _, p := range []string{"sub/inner.md", "file/x.md"} {
+		_, err := r.Overlay("main", "top", []string{p})
+		if e, ok := errs.As(err); !ok || e.Code != errs.InvalidPath || e.Details["path"] != p {
+			t.Errorf("Overlay %s: %v, want INVALID_PATH naming it", p, err)
+		}
+	}
 }

@@ -110,7 +110,11 @@ func (s *Service) applyOnce(ctx context.Context, c Caller, in ApplyChangesInput)
 	if err != nil {
 		return ApplyChangesOutput{}, err
 	}
-	snap, err := s.treeView(t.view)
+	view, err := s.view(t)
+	if err != nil {
+		return ApplyChangesOutput{}, err
+	}
+	snap, err := s.treeView(view)
 	if err != nil {
 		return ApplyChangesOutput{}, err
 	}

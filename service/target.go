@@ -6,10 +6,9 @@ import (
 	"github.com/graft-studio/graft/repo"
 )
 
-// writeTarget is where a write goes and what it reads as the current state.
+// writeTarget is where a write goes.
 type writeTarget struct {
 	branch string // branch the commit moves
-	view   string // ref the write reads: the draft's view, the preview, or production for a new draft
 	// identity is whose draft branch is (the writer); "" for a preview.
 	identity string
 	// author signs the commits: the caller's, or for the operator acting
@@ -40,15 +39,7 @@ func (s *Service) target(c Caller, branch, as string) (writeTarget, error) {
 	own := drafts.Branch(id)
 	switch {
 	case branch == "" || branch == own:
-		view := prod
-		if _, ok, err := s.Project.Git.Head(own); err != nil {
-			return writeTarget{}, err
-		} else if ok {
-			if view, err = s.Drafts.ViewOf(own); err != nil {
-				return writeTarget{}, err
-			}
-		}
-		return writeTarget{branch: own, view: view, identity: id, author: author}, nil
+		return writeTarget{branch: own, identity: id, author: author}, nil
 	case as != "" && as != c.ID:
 		return writeTarget{}, errs.New(errs.InputValidationFailed, "as names %s's draft; branch %s is another branch", as, branch).
 			WithFix("pass either as (a draft) or branch (a preview), not both")
@@ -80,5 +71,17 @@ func (s *Service) target(c Caller, branch, as string) (writeTarget, error) {
 			With("branch", branch).
 			WithFix("omit branch to write to your draft, or have a person create a preview from it (`graft branch create preview/NAME --from %s`) and write there", branch)
 	}
-	return writeTarget{branch: branch, view: branch, author: c.Signature()}, nil
+	return writeTarget{branch: branch, author: c.Signature()}, nil
+}
+
+// view returns the ref a write to t reads as the current state: the draft's
+// view (production for a draft not created yet), or the preview itself.
+func (s *Service) view(t writeTarget) (string, error) {
+	if t.identity == "" {
+		return t.branch, nil
+	}
+	if _, ok, err := s.Project.Git.Head(t.branch); err != nil || !ok {
+		return s.Project.Production(), err
+	}
+	return s.Drafts.ViewOf(t.branch)
 }

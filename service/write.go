@@ -75,7 +75,11 @@ func (s *Service) changeOne(ctx context.Context, c Caller, branch string, e edit
 	if err != nil {
 		return WriteContentOutput{}, err
 	}
-	snap, err := s.treeView(t.view)
+	view, err := s.view(t)
+	if err != nil {
+		return WriteContentOutput{}, err
+	}
+	snap, err := s.treeView(view)
 	if err != nil {
 		return WriteContentOutput{}, err
 	}
