@@ -33,8 +33,16 @@ type Draft struct {
 	Head string
 	// Parent is the branch the draft was created from (production).
 	Parent string
-	// Mine are the paths the draft changed, sorted by path.
+	// Mine are the paths the draft changed, sorted by path: the ones a
+	// publish may carry (repo.Config.Publishable), each with the base its
+	// Graft-Base trailer records.
 	Mine []Entry
+	// Foreign are the other paths the head's trailers name (graft.yaml,
+	// .github/…: never written by graft, so pushed with plain git), sorted
+	// by path. Their trailers' bases are not believed (Base is ""); they are
+	// listed as foreign, carried by later draft commits until discarded, and
+	// refused by publish.
+	Foreign []Entry
 
 	byPath map[string]int
 }
@@ -52,6 +60,21 @@ func (d *Draft) Lookup(path string) (Entry, bool) {
 		return Entry{}, false
 	}
 	return d.Mine[i], true
+}
+
+// entries returns mine and foreign: every path the draft's commits carry.
+func (d *Draft) entries() []Entry {
+	return append(append([]Entry{}, d.Mine...), d.Foreign...)
+}
+
+// foreign returns the foreign entry of a path.
+func (d *Draft) foreign(path string) (Entry, bool) {
+	for _, e := range d.Foreign {
+		if e.Path == path {
+			return e, true
+		}
+	}
+	return Entry{}, false
 }
 
 // Paths returns the paths of mine, sorted.

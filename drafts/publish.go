@@ -45,6 +45,10 @@ type Change struct {
 	Theirs bool `json:"theirs"`
 	// Conflict: theirs, and the draft's bytes differ from production's.
 	Conflict bool `json:"conflict"`
+	// Foreign: a path a publish may not carry (not a document of a
+	// collection: graft.yaml, .github/…), pushed to the draft with plain
+	// git. Its base is not believed (null); publish refuses it; discard it.
+	Foreign bool `json:"foreign"`
 }
 
 // List is a draft's changes and open reviews (DESIGN §8 list_drafts).
@@ -78,10 +82,27 @@ func (s *Store) List(ctx context.Context, identity string) (List, error) {
 		return List{}, err
 	}
 	current := map[string]string{}
-	if prodTip != "" && len(d.Mine) > 0 {
-		if current, err = s.Project.Git.Versions(prodTip, d.Paths()); err != nil {
+	all := d.entries()
+	if prodTip != "" && len(all) > 0 {
+		paths := make([]string, len(all))
+		for i, e := range all {
+			paths[i] = e.Path
+		}
+		if current, err = s.Project.Git.Versions(prodTip, paths); err != nil {
 			return List{}, err
 		}
+	}
+	for _, e := range d.Foreign {
+		c := Change{Path: e.Path, Version: optional(e.Version), Current: optional(current[e.Path]), Foreign: true}
+		switch {
+		case e.Version == "":
+			c.Kind = KindDeleted
+		case current[e.Path] == "":
+			c.Kind = KindAdded
+		default:
+			c.Kind = KindModified
+		}
+		out.Changes = append(out.Changes, c)
 	}
 	for _, e := range d.Mine {
 		cur := current[e.Path]
@@ -106,6 +127,7 @@ func (s *Store) List(ctx context.Context, identity string) (List, error) {
 	if reviews != nil {
 		out.Reviews = reviews
 	}
+	slices.SortFunc(out.Changes, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
 	return out, nil
 }
 
@@ -198,6 +220,9 @@ type PublishResult struct {
 	Published  []string     `json:"published"`
 	TookTheirs []string     `json:"tookTheirs"`
 	Hooks      []HookResult `json:"hooks"`
+	// Warnings are what failed after the publish committed (bringing a
+	// checkout along, settling the draft), as error JSON; the publish stands.
+	Warnings []errs.Error `json:"warnings"`
 	// Note says why the mode differs from the one asked for, when it does.
 	Note string `json:"note,omitempty"`
 }
@@ -238,9 +263,21 @@ func (s *Store) Mode() (string, error) {
 // direct commit when allowed and the mode is commit, otherwise a review
 // branch from production's tip holding exactly those paths (and a review
 // through the Publisher). The draft is then settled by a forward commit.
+//
+// A publish is atomic in what it reports (DESIGN §10): everything is checked
+// before the one commit that makes it — the path rule (only documents of
+// collections, repo.Config.Publishable), conflicts, and that production's
+// tree can hold every path the publish and the settling draft commit write
+// (no symlinked folder, no file in the way). It either fails with nothing
+// committed and no hook sent, or succeeds with its commit; what runs after
+// the commit (bringing a checkout along, hooks, settling the draft) only adds
+// warnings and hook results to that success.
 func (s *Store) Publish(ctx context.Context, as PublishAs, req PublishRequest) (PublishResult, error) {
 	paths, err := checkPaths(req.Paths, "publish")
 	if err != nil {
+		return PublishResult{}, err
+	}
+	if err := s.checkPublishable(paths); err != nil {
 		return PublishResult{}, err
 	}
 	for p, how := range req.Resolve {
@@ -276,7 +313,7 @@ func (s *Store) Publish(ctx context.Context, as PublishAs, req PublishRequest) (
 	}
 	var nothing, conflicts []string
 	var conflictInfo []map[string]any
-	res := PublishResult{Published: []string{}, TookTheirs: []string{}, Hooks: []HookResult{}}
+	res := PublishResult{Published: []string{}, TookTheirs: []string{}, Hooks: []HookResult{}, Warnings: []errs.Error{}}
 	var publish []Entry
 	for _, p := range paths {
 		e, ok := d.Lookup(p)
@@ -305,6 +342,9 @@ func (s *Store) Publish(ctx context.Context, as PublishAs, req PublishRequest) (
 		return PublishResult{}, errs.New(errs.ContentConflict, "production changed %s since the draft read %s", strings.Join(conflicts, ", "), plural(len(conflicts), "it", "them")).
 			With("conflicts", conflictInfo).
 			WithFix("resolve each with resolve: {\"%s\": \"mine\"} (publish the draft's bytes) or \"theirs\" (keep production's)", conflicts[0])
+	}
+	if err := s.checkTree(d, prodTip, res.TookTheirs); err != nil {
+		return PublishResult{}, err
 	}
 
 	mode, err := s.Mode()
@@ -345,8 +385,7 @@ func (s *Store) Publish(ctx context.Context, as PublishAs, req PublishRequest) (
 				}
 			}
 			if mode == ModeCommit {
-				err := s.publishCommit(ctx, &res, wt, changes, message, as.Author)
-				if err != nil {
+				if err := s.publishCommit(ctx, &res, wt, changes, message, as.Author); err != nil {
 					return PublishResult{}, err
 				}
 			}
@@ -363,31 +402,89 @@ func (s *Store) Publish(ctx context.Context, as PublishAs, req PublishRequest) (
 		verb = "Proposed"
 	}
 	if _, err := s.commitDraft(ctx, branch, nil, settled, verb+" "+s.names(settled, d.Head, prodTip, current)+"; they leave the draft", as.Author); err != nil {
-		return res, err
+		res.warn(err, "the draft %s was not settled, so it still lists %s", branch, strings.Join(settled, ", "))
 	}
 	return res, nil
 }
 
-// publishCommit commits to production (and brings a clean checkout along),
-// then runs the publish hooks.
+// warn adds a warning: something that failed after the publish committed.
+func (r *PublishResult) warn(err error, format string, args ...any) {
+	e, ok := errs.As(err)
+	if !ok {
+		e = errs.New(errs.Internal, "%v", err)
+	}
+	r.Warnings = append(r.Warnings, errs.Error{Code: e.Code, Message: fmt.Sprintf(format, args...) + ": " + e.Message,
+		Fix: e.Fix, Details: e.Details})
+}
+
+// checkPublishable refuses, with INVALID_PATH, paths a publish may not carry
+// (repo.Config.Publishable: only documents of collections).
+func (s *Store) checkPublishable(paths []string) error {
+	var foreign []string
+	for _, p := range paths {
+		if !s.Project.Config.Publishable(p) {
+			foreign = append(foreign, p)
+		}
+	}
+	if len(foreign) == 0 {
+		return nil
+	}
+	return errs.New(errs.InvalidPath, "a publish carries only documents of collections; %s %s not", strings.Join(foreign, ", "), plural(len(foreign), "is", "are")).
+		With("paths", foreign).
+		WithFix("discard %s from the draft (discard_drafts); change project files such as graft.yaml or workflows through an ordinary Git review", plural(len(foreign), "it", "them"))
+}
+
+// checkTree refuses, with INVALID_PATH, a publish whose commits could not be
+// built on production's tree: the published paths and the paths the
+// settling draft commit carries (every path of the draft but those taken
+// from production) must not go through a symlink or a file there.
+func (s *Store) checkTree(d *Draft, prodTip string, tookTheirs []string) error {
+	if prodTip == "" {
+		return nil
+	}
+	var paths []string
+	for _, e := range d.entries() {
+		if !slices.Contains(tookTheirs, e.Path) {
+			paths = append(paths, e.Path)
+		}
+	}
+	err := s.Project.Git.CheckPaths(prodTip, paths)
+	e, ok := errs.As(err)
+	if !ok || e.Code != errs.InvalidPath {
+		return err
+	}
+	out := errs.New(errs.InvalidPath, "production's tree cannot hold a path of the draft: %s", e.Message)
+	for k, v := range e.Details {
+		out.With(k, v)
+	}
+	p, _ := e.Details["path"].(string)
+	return out.WithFix("discard %s from the draft (discard_drafts), or change production's tree there, then publish again", p)
+}
+
+// publishCommit commits to production — the one step of a direct publish
+// that may fail it — then brings a clean checkout along and runs the publish
+// hooks; failures after the commit are warnings.
 func (s *Store) publishCommit(ctx context.Context, res *PublishResult, wt *worktreeSync, changes []repo.Change, message string, author repo.Signature) error {
 	prod := s.Production()
 	req := repo.CommitRequest{Branch: prod, Changes: changes, Message: message, Author: author}
 	cr, err := s.Publisher.Commit(ctx, req)
-	if wt != nil {
-		if err == nil {
-			err = wt.apply(cr.Commit)
-		}
-		if uerr := wt.unlock(); err == nil {
-			err = uerr
-		}
-	}
 	if err != nil {
+		if wt != nil {
+			wt.unlock()
+		}
 		return err
 	}
 	res.Commit = &CommitRef{SHA: cr.Commit}
 	if c, ok := s.Publisher.(committer); ok {
 		res.Commit.URL = c.CommitURL(cr.Commit)
+	}
+	if wt != nil {
+		if err := wt.apply(cr.Commit); err != nil {
+			res.warn(err, "the checkout of %s was not brought along (git status shows the published files as changed; `git checkout -- <path>` takes the published bytes)", prod)
+		}
+		if err := wt.unlock(); err != nil {
+			res.warn(err, "the index lock of the checkout was not released")
+		}
 	}
 	hooks := s.Hooks
 	if hooks == nil {
@@ -460,7 +557,9 @@ func (s *Store) Discard(ctx context.Context, identity string, author repo.Signat
 	}
 	var missing []string
 	for _, p := range paths {
-		if _, ok := d.Lookup(p); !ok {
+		_, mine := d.Lookup(p)
+		_, foreign := d.foreign(p)
+		if !mine && !foreign {
 			missing = append(missing, p)
 		}
 	}
@@ -479,7 +578,7 @@ func (s *Store) Discard(ctx context.Context, identity string, author repo.Signat
 	if err != nil {
 		return DiscardResult{}, err
 	}
-	return DiscardResult{Branch: branch, Discarded: paths, Remaining: len(after.Mine), Deleted: !after.Exists()}, nil
+	return DiscardResult{Branch: branch, Discarded: paths, Remaining: len(after.entries()), Deleted: !after.Exists()}, nil
 }
 
 // checkPaths cleans and de-duplicates the paths of a publish or discard.

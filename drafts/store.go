@@ -73,9 +73,16 @@ func (s *Store) Load(branch string) (*Draft, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg := s.Project.Config
 	for _, p := range paths {
+		if !cfg.Publishable(p) {
+			// A trailer is believed only for a path a publish may carry.
+			d.Foreign = append(d.Foreign, Entry{Path: p, Version: versions[p]})
+			continue
+		}
 		d.Mine = append(d.Mine, Entry{Path: p, Base: bases[p], Version: versions[p]})
 	}
+	slices.SortFunc(d.Foreign, func(x, y Entry) int { return strings.Compare(x.Path, y.Path) })
 	d.index()
 	return d, nil
 }
@@ -194,7 +201,7 @@ func (s *Store) commitDraft(ctx context.Context, branch string, writes []repo.Ch
 			}
 		}
 		next := map[string]Entry{}
-		for _, e := range d.Mine {
+		for _, e := range d.entries() { // foreign paths are carried until discarded
 			next[e.Path] = e
 		}
 		var changes []repo.Change
@@ -237,7 +244,7 @@ func (s *Store) commitDraft(ctx context.Context, branch string, writes []repo.Ch
 			}
 		}
 		result := repo.CommitResult{Commit: d.Head, Versions: newVersions}
-		if sameMine(d.Mine, mine) {
+		if sameMine(d.entries(), mine) {
 			result.Unchanged = true
 			return result, nil
 		}
@@ -284,12 +291,14 @@ func conflictError(path, current string) error {
 		WithFix("read %s again, apply your change to it and retry with its version", path)
 }
 
-// sameMine reports whether two mine sets are equal (a is sorted by path).
+// sameMine reports whether two sets of entries are equal.
 func sameMine(a, b []Entry) bool {
 	if len(a) != len(b) {
 		return false
 	}
-	sorted := slices.Clone(b)
-	slices.SortFunc(sorted, func(x, y Entry) int { return strings.Compare(x.Path, y.Path) })
-	return slices.Equal(a, sorted)
+	byPath := func(x, y Entry) int { return strings.Compare(x.Path, y.Path) }
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.SortFunc(a, byPath)
+	slices.SortFunc(b, byPath)
+	return slices.Equal(a, b)
 }

@@ -52,6 +52,8 @@ func (a *app) draftsListCommand() *cobra.Command {
 				for _, c := range out.Changes {
 					state := "ok"
 					switch {
+					case c.Foreign:
+						state = "FOREIGN (not content: publish refuses it; discard it)"
 					case c.Conflict:
 						state = "CONFLICT (production changed it too)"
 					case c.Theirs:
@@ -163,6 +165,9 @@ production's). Published paths leave the draft.`,
 				} else {
 					fmt.Fprintf(a.stdout, "hook %s: %s: %s\n", h.URL, h.Error, h.Message)
 				}
+			}
+			for _, w := range out.Warnings {
+				fmt.Fprintf(a.stderr, "warning: %s: %s\n", w.Code, w.Message)
 			}
 			return nil
 		},
