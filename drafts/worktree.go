@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -19,6 +22,12 @@ import (
 // commit until the worktree and index are updated, so no git command changes
 // them in between; a file that is not clean (worktree or index differ from
 // production's blob) makes the publish fall back to review mode.
+//
+// Symlinks are never followed, tracked or not (DESIGN §10): a published path
+// with a symlink, or anything but a folder, at any of its segments in the
+// worktree is not clean (review mode, decided before the commit), and every
+// file operation goes through an os.Root of the worktree, which refuses to
+// leave it even if a symlink appears between the check and the write.
 
 // checkedOut reports whether production is the branch checked out in the
 // repository's worktree.
@@ -30,7 +39,7 @@ func (s *Store) checkedOut() bool {
 // worktreeSync is a held index lock and the files to bring along.
 type worktreeSync struct {
 	s       *Store
-	root    string
+	root    *os.Root // the worktree; no operation leaves it
 	lock    string
 	idx     *index.Index
 	entries []Entry
@@ -47,10 +56,16 @@ func (s *Store) lockWorktree(entries []Entry, current map[string]string) (*workt
 		return nil, errors.New("its index is locked by another git command")
 	}
 	f.Close()
-	w := &worktreeSync{s: s, root: s.Project.Git.Path(), lock: lock, entries: entries}
+	w := &worktreeSync{s: s, lock: lock, entries: entries}
 	fail := func(err error) (*worktreeSync, error) {
+		if w.root != nil {
+			w.root.Close()
+		}
 		os.Remove(lock)
 		return nil, err
+	}
+	if w.root, err = os.OpenRoot(s.Project.Git.Path()); err != nil {
+		return fail(fmt.Errorf("its worktree cannot be opened (%v)", err))
 	}
 	w.idx = &index.Index{Version: 2}
 	if data, err := os.Open(filepath.Join(gitDir, "index")); err == nil {
@@ -62,6 +77,9 @@ func (s *Store) lockWorktree(entries []Entry, current map[string]string) (*workt
 	}
 	var dirty []string
 	for _, e := range entries {
+		if err := w.checkFolders(e.Path); err != nil {
+			return fail(err)
+		}
 		want := current[e.Path]
 		if w.worktreeBlob(e.Path) != want || w.indexBlob(e.Path) != want {
 			dirty = append(dirty, e.Path)
@@ -73,17 +91,39 @@ func (s *Store) lockWorktree(entries []Entry, current map[string]string) (*workt
 	return w, nil
 }
 
-// worktreeBlob hashes the worktree file at p ("" when absent, "?" when not a regular file).
+// checkFolders checks, without following anything, that every folder on
+// the way to p in the worktree is a real folder or does not exist yet: a
+// symlink there (tracked or not, dangling or not) or a file is refused.
+func (w *worktreeSync) checkFolders(p string) error {
+	segs := strings.Split(p, "/")
+	for i := 1; i < len(segs); i++ {
+		dir := strings.Join(segs[:i], "/")
+		fi, err := w.root.Lstat(dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil // nothing below it exists either
+		case err != nil:
+			return fmt.Errorf("%s cannot be read (%v)", dir, err)
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return fmt.Errorf("%s is a symlink, which graft never follows", dir)
+		case !fi.IsDir():
+			return fmt.Errorf("%s is not a folder", dir)
+		}
+	}
+	return nil
+}
+
+// worktreeBlob hashes the worktree file at p ("" when absent, "?" when not a
+// regular file). The folders on the way were checked by checkFolders.
 func (w *worktreeSync) worktreeBlob(p string) string {
-	full := filepath.Join(w.root, filepath.FromSlash(p))
-	fi, err := os.Lstat(full)
-	if err != nil {
+	fi, err := w.root.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
 		return ""
 	}
-	if !fi.Mode().IsRegular() {
+	if err != nil || !fi.Mode().IsRegular() {
 		return "?"
 	}
-	data, err := os.ReadFile(full)
+	data, err := w.root.ReadFile(p)
 	if err != nil {
 		return "?"
 	}
@@ -105,7 +145,9 @@ func (w *worktreeSync) indexBlob(p string) string {
 // apply writes the published files at commit into the worktree and the index.
 func (w *worktreeSync) apply(commit string) error {
 	for _, e := range w.entries {
-		full := filepath.Join(w.root, filepath.FromSlash(e.Path))
+		if err := w.checkFolders(e.Path); err != nil {
+			return err
+		}
 		kept := w.idx.Entries[:0]
 		for _, ie := range w.idx.Entries {
 			if ie.Name != e.Path {
@@ -114,7 +156,7 @@ func (w *worktreeSync) apply(commit string) error {
 		}
 		w.idx.Entries = kept
 		if e.Version == "" {
-			if err := os.Remove(full); err != nil && !os.IsNotExist(err) {
+			if err := w.root.Remove(e.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
 			continue
@@ -123,13 +165,16 @@ func (w *worktreeSync) apply(commit string) error {
 		if err != nil {
 			return err
 		}
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		if err := w.root.MkdirAll(path.Dir(e.Path), 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(full, data, 0o644); err != nil {
+		if fi, err := w.root.Lstat(e.Path); err == nil && !fi.Mode().IsRegular() {
+			return fmt.Errorf("%s is no longer a regular file", e.Path)
+		}
+		if err := w.root.WriteFile(e.Path, data, 0o644); err != nil {
 			return err
 		}
-		fi, err := os.Stat(full)
+		fi, err := w.root.Lstat(e.Path)
 		if err != nil {
 			return err
 		}
@@ -166,8 +211,10 @@ func (w *worktreeSync) apply(commit string) error {
 	return nil
 }
 
-// unlock releases index.lock when apply did not replace the index with it.
+// unlock releases index.lock when apply did not replace the index with it,
+// and closes the worktree.
 func (w *worktreeSync) unlock() error {
+	w.root.Close()
 	if w.lock == "" {
 		return nil
 	}
