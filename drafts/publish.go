@@ -402,6 +402,9 @@ func (s *Store) Publish(ctx context.Context, as PublishAs, req PublishRequest) (
 		verb = "Proposed"
 	}
 	if _, err := s.commitDraft(ctx, branch, nil, settled, verb+" "+s.names(settled, d.Head, prodTip, current)+"; they leave the draft", as.Author); err != nil {
+		if len(publish) == 0 {
+			return PublishResult{}, err // only theirs taken: settling is the whole publish
+		}
 		res.warn(err, "the draft %s was not settled, so it still lists %s", branch, strings.Join(settled, ", "))
 	}
 	return res, nil

@@ -247,3 +247,19 @@ func TestPublishWarnsAfterItsCommit(t *testing.T) {
 		t.Errorf("warnings %v", w)
 	}
 }
+
+// TestPublishOfTheirsAloneFailsWithItsSettle: a publish that only takes
+// production's bytes commits nothing but the settling draft commit, so when
+// that fails the publish fails.
+func TestPublishOfTheirsAloneFailsWithItsSettle(t *testing.T) {
+	s := openSample(t)
+	dir := s.Project.Git.Path()
+	op := Caller{ID: "user:op@example.org", Operator: true}
+	write(t, s, op, WriteContentInput{Collection: "notes", Slug: "reading-list", Data: map[string]any{"title": "Op"}, Body: "op\n"})
+	editFile(t, dir, reading, "---\ntitle: Main\n---\nmain\n")
+	gitRun(t, dir, "-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qam", "edit on main")
+	s.Drafts.Publisher = settleFails{s.Drafts.Publisher}
+	_, err := s.PublishDrafts(context.Background(), op, PublishDraftsInput{PublishRequest: drafts.PublishRequest{
+		Paths: []string{reading}, Resolve: map[string]string{reading: "theirs"}}})
+	wantCode(t, err, errs.RemoteStoreFailed)
+}
