@@ -27,7 +27,7 @@ func (c *Collection) JSONSchema() map[string]any {
 	props := s["properties"].(map[string]any)
 	if _, declared := props[FrontmatterSlugKey]; !declared {
 		props[FrontmatterSlugKey] = map[string]any{
-			"description": "Optional: replaces the last segment of the document's slug (kebab-case).",
+			"description": "Optional: replaces the last segment of the document's slug (" + slugSegmentRule + ").",
 		}
 	}
 	return s
@@ -98,7 +98,7 @@ func schemaField(f *Field, strict bool) map[string]any {
 		}
 		s = map[string]any{"type": "string", "enum": enum}
 	case "reference":
-		s = map[string]any{"type": "string", "pattern": fieldSlugPattern.String(), "maxLength": fieldSlugMax,
+		s = map[string]any{"type": "string", "pattern": SlugPattern, "maxLength": MaxSlugLength,
 			"x-graft-to": f.To}
 	case "asset":
 		s = map[string]any{"anyOf": []any{

@@ -15,7 +15,7 @@ import (
 // WriteContentInput is a whole-document write.
 type WriteContentInput struct {
 	Collection  string         `json:"collection" jsonschema:"the collection"`
-	Slug        string         `json:"slug" jsonschema:"the document's slug: lower-case kebab segments joined by /"`
+	Slug        string         `json:"slug" jsonschema:"the document's slug: lower-case words of a-z and 0-9 joined by single -, _ or ., segments joined by /"`
 	Data        map[string]any `json:"data" jsonschema:"the frontmatter"`
 	Body        string         `json:"body" jsonschema:"the Markdown or MDX body"`
 	BaseVersion *repo.Base     `json:"baseVersion,omitempty" jsonschema:"the version you read; null: must not exist yet; absent: unconditional"`
@@ -297,6 +297,9 @@ func (s *Service) prepare(snap treeView, e edit, refs func(collection, slug stri
 	if err != nil {
 		return prepared{}, err
 	}
+	if err := checkWrittenSlug(s.Project.Config, coll, p.path, e.slug, written.Data); err != nil {
+		return prepared{}, err
+	}
 	if p.current == nil || p.current.Body != string(written.Body) {
 		if err := gateBody(p.path, p.content, written); err != nil {
 			return prepared{}, err
@@ -351,18 +354,41 @@ func conflict(collection, slug, current string) error {
 		WithFix("read the document again, apply your change to it and retry with its version as baseVersion")
 }
 
-// checkSlugArgument checks the slug argument and that data.slug agrees with it.
+// checkSlugArgument checks the slug argument and that data.slug agrees with
+// it: equal to its last segment once lower-cased, as repo.DocumentSlug reads
+// it (a null or empty data.slug is no slug, as there).
 func checkSlugArgument(slug string, data map[string]any) error {
 	if !repo.ValidSlug(slug) {
-		return errs.New(errs.InvalidSlug, "slug %q is not lower-case kebab segments joined by '/'", slug).
-			With("slug", slug).WithFix("use %q", repo.KebabSuggestion(slug))
+		return errs.New(errs.InvalidSlug, "slug %q is not a slug: %s, at most %d characters", slug, repo.SlugRule, repo.MaxSlugLength).
+			With("slug", slug).WithFix("use %q", repo.SuggestSlug(slug))
 	}
-	if v, ok := data["slug"]; ok {
+	if v, ok := data["slug"]; ok && v != nil && v != "" {
 		last := slug[strings.LastIndex(slug, "/")+1:]
-		if sv, isString := v.(string); !isString || sv != last {
+		if sv, isString := v.(string); !isString || strings.ToLower(sv) != last {
 			return errs.New(errs.InvalidSlug, "data.slug %v disagrees with the slug argument %q", v, slug).
 				WithFix("remove data.slug or set it to %q", last)
 		}
+	}
+	return nil
+}
+
+// checkWrittenSlug checks that the file a write leaves at p reads back as
+// the document it was written as: the slug repo.DocumentSlug gives it (which
+// a new "…/index" slug, for one, would not) in the same collection.
+func checkWrittenSlug(cfg *repo.Config, coll *repo.Collection, p, slug string, data map[string]any) error {
+	got, rel, ok := cfg.CollectionFor(p)
+	if !ok || got != coll {
+		return errs.New(errs.InvalidSlug, "%s/%s would be written to %s, outside the collection's folder", coll.Name, slug, p).
+			With("path", p).WithFix("choose another slug")
+	}
+	read, err := repo.DocumentSlug(rel, data)
+	if err != nil {
+		return err
+	}
+	if read != slug {
+		return errs.New(errs.InvalidSlug, "%s/%s would be written to %s, which reads back as %s/%s", coll.Name, slug, p, coll.Name, read).
+			With("path", p).With("slug", slug).
+			WithFix("choose a slug whose last segment is not index, or drop data.slug")
 	}
 	return nil
 }

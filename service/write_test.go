@@ -68,7 +68,10 @@ func TestWriteRefusesBadInput(t *testing.T) {
 		{"absolute slug", WriteContentInput{Collection: "posts", Slug: "/etc/passwd", Data: validPost("T")}, errs.InvalidSlug},
 		{"NUL in slug", WriteContentInput{Collection: "posts", Slug: "a\x00b", Data: validPost("T")}, errs.InvalidSlug},
 		{"invalid UTF-8 slug", WriteContentInput{Collection: "posts", Slug: "caf\xe9", Data: validPost("T")}, errs.InvalidSlug},
-		{"not kebab", WriteContentInput{Collection: "posts", Slug: "Hello_World", Data: validPost("T")}, errs.InvalidSlug},
+		{"upper case", WriteContentInput{Collection: "posts", Slug: "Hello_World", Data: validPost("T")}, errs.InvalidSlug},
+		{"two separators", WriteContentInput{Collection: "posts", Slug: "a--b", Data: validPost("T")}, errs.InvalidSlug},
+		{"dot segment", WriteContentInput{Collection: "posts", Slug: "a/../b", Data: validPost("T")}, errs.InvalidSlug},
+		{"index slug reads back as its folder", WriteContentInput{Collection: "notes", Slug: "guides/index", Data: map[string]any{}}, errs.InvalidSlug},
 		{"data.slug disagrees", WriteContentInput{Collection: "posts", Slug: "a", Data: withData("slug", "b")}, errs.InvalidSlug},
 		{"symlinked folder", WriteContentInput{Collection: "posts", Slug: "linked/evil", Data: validPost("T")}, errs.InvalidPath},
 		{"dangling symlink", WriteContentInput{Collection: "posts", Slug: "dangling", Data: validPost("T")}, errs.InvalidPath},
@@ -106,6 +109,39 @@ func TestWriteRefusesBadInput(t *testing.T) {
 	_, err = s.WriteContent(context.Background(), Caller{ID: "agent:reader"}, WriteContentInput{Collection: "posts", Slug: "x", Data: validPost("T")})
 	if e, ok := errs.As(err); !ok || e.Code != errs.Unauthorized || e.Details["required"] == nil {
 		t.Errorf("no scope: %v", err)
+	}
+}
+
+// TestWriteSlugShapes: slugs of DESIGN §4's rule beyond kebab case are
+// written where the rule says and read back by the same slug.
+func TestWriteSlugShapes(t *testing.T) {
+	s := openSample(t)
+	ctx := context.Background()
+	agent := Caller{ID: "agent:slugs", Scopes: []string{ScopeContentWrite}}
+	tests := []struct {
+		slug string
+		data map[string]any
+		path string
+	}{
+		{"hugo_build", map[string]any{}, "content/notes/hugo_build.md"},
+		{"news/v0.124.0", map[string]any{}, "content/notes/news/v0.124.0.md"},
+		{"a.md", map[string]any{}, "content/notes/a.md.md"},
+		// A frontmatter slug is read lower-cased, as file names are.
+		{"cmd/hugo_convert_tojson", map[string]any{"slug": "hugo_convert_toJSON"}, "content/notes/cmd/hugo_convert_tojson.md"},
+	}
+	for _, tt := range tests {
+		out, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "notes", Slug: tt.slug, Data: tt.data, Body: "Text.\n"})
+		if err != nil {
+			t.Errorf("write %s: %v", tt.slug, err)
+			continue
+		}
+		if out.Path != tt.path {
+			t.Errorf("write %s went to %s, want %s", tt.slug, out.Path, tt.path)
+		}
+		got, err := s.GetContent(ctx, agent, GetContentInput{Collection: "notes", Slug: tt.slug, Branch: out.Branch})
+		if err != nil || got.Version != out.Version {
+			t.Errorf("read %s back: %+v, %v", tt.slug, got, err)
+		}
 	}
 }
 
