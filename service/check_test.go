@@ -147,10 +147,10 @@ func TestHugoPagesEditable(t *testing.T) {
 func TestCheckReportsEveryKindOfProblem(t *testing.T) {
 	dir := fixtures.SampleRepo(t)
 	extra := []fixtures.File{
-		{Path: "content/posts/Bad_Name.mdx", Data: []byte("---\ntitle: x\ndate: 2026-01-01\n---\n")},
+		{Path: "content/posts/Bad Name.mdx", Data: []byte("---\ntitle: x\ndate: 2026-01-01\n---\n")},
 		{Path: "content/posts/twin.mdx", Data: []byte("---\ntitle: a\ndate: 2026-01-01\n---\n")},
 		{Path: "content/posts/twin/index.mdx", Data: []byte("---\ntitle: b\ndate: 2026-01-01\n---\n")},
-		{Path: "content/posts/renamed.mdx", Data: []byte("---\ntitle: c\ndate: 2026-01-01\nslug: hugo_mod\n---\n")},
+		{Path: "content/posts/renamed.mdx", Data: []byte("---\ntitle: c\ndate: 2026-01-01\nslug: hugo--mod\n---\n")},
 		{Path: "content/posts/no-title.mdx", Data: []byte("---\ndate: 2026-01-01\nauthor: nobody\n---\n")},
 		{Path: "content/posts/broken.mdx", Data: []byte("---\ntitle: [unclosed\n---\n")},
 		{Path: "content/stray.md", Data: []byte("not in a collection\n")},
@@ -174,7 +174,7 @@ func TestCheckReportsEveryKindOfProblem(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]errs.Code{
-		"content/posts/Bad_Name.mdx":   errs.InvalidSlug,
+		"content/posts/Bad Name.mdx":   errs.InvalidSlug,
 		"content/posts/twin.mdx":       errs.SlugNotUnique,
 		"content/posts/twin/index.mdx": errs.SlugNotUnique,
 		"content/posts/renamed.mdx":    errs.InvalidSlug,

@@ -107,7 +107,7 @@ func TestSearchReportsStaleIndex(t *testing.T) {
 
 func TestCompileStrict(t *testing.T) {
 	dir := fixtures.SampleRepo(t)
-	must(t, os.WriteFile(filepath.Join(dir, "content/posts/Bad_Name.mdx"), []byte("---\ntitle: x\ndate: 2026-01-01\n---\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "content/posts/Bad Name.mdx"), []byte("---\ntitle: x\ndate: 2026-01-01\n---\n"), 0o644))
 	must(t, os.WriteFile(filepath.Join(dir, "content/posts/unsafe.mdx"), []byte("---\ntitle: x\ndate: 2026-01-01\n---\n\n{x}\n"), 0o644))
 	if _, err := fixtures.CommitDir(dir, "problems"); err != nil {
 		t.Fatal(err)
@@ -125,7 +125,7 @@ func TestCompileStrict(t *testing.T) {
 	if n := len(out.Results[0].Problems); n != 2 {
 		t.Errorf("problems %+v", out.Results[0].Problems)
 	}
-	if _, err := s.Compile(ctx, operator, CompileInput{Strict: true}); !errs.Is(err, errs.InputValidationFailed) || !strings.Contains(err.Error(), "Bad_Name.mdx") {
+	if _, err := s.Compile(ctx, operator, CompileInput{Strict: true}); !errs.Is(err, errs.InputValidationFailed) || !strings.Contains(err.Error(), "Bad Name.mdx") {
 		t.Errorf("strict: %v", err)
 	}
 	// valid documents are still indexed
