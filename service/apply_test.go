@@ -82,7 +82,7 @@ func TestApplyChanges(t *testing.T) {
 		t.Errorf("missing document before the gate: %v", err)
 	}
 	op := Caller{ID: "user:op", Operator: true}
-	del, err := s.DeleteContent(ctx, op, DeleteContentInput{Collection: "posts", Slug: "hello-world", BaseVersion: &repo.Base{Present: true, Version: mustVersion(t, s, "main", "posts/hello-world.mdx")}})
+	del, err := s.DeleteContent(ctx, op, DeleteContentInput{Collection: "posts", Slug: "hello-world", BaseVersion: repo.Base{Present: true, Version: mustVersion(t, s, "main", "posts/hello-world.mdx")}})
 	if err != nil {
 		t.Fatal(err)
 	}

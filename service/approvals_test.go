@@ -258,7 +258,7 @@ func TestCanonicalJSON(t *testing.T) {
 		{DeleteContentInput{Slug: "s", Collection: "c", Approval: "ap"}, `{"collection":"c","slug":"s"}`},
 		{map[string]any{"n": json.Number("12345678901234567890"), "html": "<b>&"}, `{"html":"<b>&","n":12345678901234567890}`},
 		{map[string]any{"inner": map[string]any{"approval": "kept"}}, `{"inner":{"approval":"kept"}}`},
-		{DeleteContentInput{Collection: "c", Slug: "s", BaseVersion: &repo.Base{Present: true}}, `{"baseVersion":null,"collection":"c","slug":"s"}`},
+		{DeleteContentInput{Collection: "c", Slug: "s", BaseVersion: repo.Base{Present: true}}, `{"baseVersion":null,"collection":"c","slug":"s"}`},
 	}
 	for _, tc := range tests {
 		got, err := CanonicalJSON(tc.in)

@@ -130,7 +130,7 @@ func TestHugoPagesEditable(t *testing.T) {
 			t.Fatal(err)
 		}
 		w, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "commands", Slug: slug, Data: data,
-			Body: got.Body + "\nEdited by an agent.\n", BaseVersion: &repo.Base{Present: true, Version: got.Version}})
+			Body: ptr(got.Body + "\nEdited by an agent.\n"), BaseVersion: repo.Base{Present: true, Version: got.Version}})
 		if err != nil {
 			t.Fatalf("write commands/%s: %v", slug, err)
 		}

@@ -14,8 +14,8 @@ type PatchContentInput struct {
 	Slug        string         `json:"slug" jsonschema:"the slug of an existing document"`
 	Set         map[string]any `json:"set,omitempty" jsonschema:"frontmatter keys to set (added or replaced)"`
 	Unset       []string       `json:"unset,omitempty" jsonschema:"frontmatter keys to remove"`
-	Body        *string        `json:"body,omitempty" jsonschema:"the new body; absent keeps the body"`
-	BaseVersion *repo.Base     `json:"baseVersion,omitempty" jsonschema:"the version you read; absent: unconditional"`
+	Body        *string        `json:"body,omitempty" jsonschema:"the new body; absent or null keeps the body, \"\" empties it"`
+	BaseVersion repo.Base      `json:"baseVersion,omitzero" jsonschema:"the version you read; absent: unconditional"`
 	Message     string         `json:"message,omitempty" jsonschema:"commit message; a default says what changed"`
 	DryRun      bool           `json:"dryRun,omitempty" jsonschema:"validate and return the diff, commit nothing"`
 	Branch      string         `json:"branch,omitempty" jsonschema:"a preview branch to write to; default your draft"`
@@ -44,7 +44,7 @@ func (s *Service) patchContent(ctx context.Context, c Caller, in PatchContentInp
 	var err error
 	for attempt := 0; attempt < maxWriteAttempts; attempt++ {
 		out, err = s.changeOne(ctx, c, in.Branch, e, in.Message, in.DryRun)
-		if in.BaseVersion != nil || !errs.Is(err, errs.ContentConflict) {
+		if in.BaseVersion.Present || !errs.Is(err, errs.ContentConflict) {
 			break
 		}
 	}

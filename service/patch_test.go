@@ -43,7 +43,7 @@ func TestPatchContent(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := read("main", prod.Path)
-			tt.in.BaseVersion = &repo.Base{Present: true, Version: prod.Version}
+			tt.in.BaseVersion = repo.Base{Present: true, Version: prod.Version}
 			tt.in.Branch = ""
 			out, err := s.PatchContent(ctx, a, tt.in)
 			if err != nil {

@@ -30,7 +30,7 @@ func TestSearchDraftAndProduction(t *testing.T) {
 	}
 
 	w, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "zeppelins",
-		Data: validPost("Zeppelins"), Body: "Airships called zeppelins drift over the city.\n"})
+		Data: validPost("Zeppelins"), Body: ptr("Airships called zeppelins drift over the city.\n")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestSearchDraftAfterProductionMoves(t *testing.T) {
 		t.Fatal(err)
 	}
 	w, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "hello-world", Data: hello.Data,
-		Body: "The draft speaks of walruses.\n", BaseVersion: &repo.Base{Present: true, Version: hello.Version}})
+		Body: ptr("The draft speaks of walruses.\n"), BaseVersion: repo.Base{Present: true, Version: hello.Version}})
 	if err != nil {
 		t.Fatal(err)
 	}

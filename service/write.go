@@ -14,14 +14,17 @@ import (
 
 // WriteContentInput is a whole-document write.
 type WriteContentInput struct {
-	Collection  string         `json:"collection" jsonschema:"the collection"`
-	Slug        string         `json:"slug" jsonschema:"the document's slug: lower-case words of a-z and 0-9 joined by single -, _ or ., segments joined by /"`
-	Data        map[string]any `json:"data" jsonschema:"the frontmatter"`
-	Body        string         `json:"body" jsonschema:"the Markdown or MDX body"`
-	BaseVersion *repo.Base     `json:"baseVersion,omitempty" jsonschema:"the version you read; null: must not exist yet; absent: unconditional"`
-	Message     string         `json:"message,omitempty" jsonschema:"commit message; a default says what changed"`
-	DryRun      bool           `json:"dryRun,omitempty" jsonschema:"validate and return the diff, commit nothing"`
-	Branch      string         `json:"branch,omitempty" jsonschema:"a preview branch to write to; default your draft"`
+	Collection string         `json:"collection" jsonschema:"the collection"`
+	Slug       string         `json:"slug" jsonschema:"the document's slug: lower-case words of a-z and 0-9 joined by single -, _ or ., segments joined by /"`
+	Data       map[string]any `json:"data" jsonschema:"the frontmatter"`
+	// Body is nil when no body was given (absent or null): fine for a new
+	// document or one whose body is empty, refused where it would drop a
+	// body; "" empties it.
+	Body        *string   `json:"body,omitempty" jsonschema:"the Markdown or MDX body; \"\" for none. Absent or null: none for a new document, refused for one that has a body (pass it, or use patch_content)"`
+	BaseVersion repo.Base `json:"baseVersion,omitzero" jsonschema:"the version you read; null: must not exist yet; absent: unconditional"`
+	Message     string    `json:"message,omitempty" jsonschema:"commit message; a default says what changed"`
+	DryRun      bool      `json:"dryRun,omitempty" jsonschema:"validate and return the diff, commit nothing"`
+	Branch      string    `json:"branch,omitempty" jsonschema:"a preview branch to write to; default your draft"`
 }
 
 // WriteContentOutput says where a write landed.
@@ -55,7 +58,7 @@ func (s *Service) writeContent(ctx context.Context, c Caller, in WriteContentInp
 	var err error
 	for attempt := 0; attempt < maxWriteAttempts; attempt++ {
 		out, err = s.writeOnce(ctx, c, in)
-		if in.BaseVersion != nil || !errs.Is(err, errs.ContentConflict) {
+		if in.BaseVersion.Present || !errs.Is(err, errs.ContentConflict) {
 			break
 		}
 	}
@@ -105,9 +108,8 @@ func (s *Service) target(c Caller, branch string) (writeTarget, error) {
 }
 
 func (s *Service) writeOnce(ctx context.Context, c Caller, in WriteContentInput) (WriteContentOutput, error) {
-	body := in.Body
 	return s.changeOne(ctx, c, in.Branch, edit{op: opPut, collection: in.Collection, slug: in.Slug,
-		data: in.Data, body: &body, baseVersion: in.BaseVersion}, in.Message, in.DryRun)
+		data: in.Data, body: in.Body, baseVersion: in.BaseVersion}, in.Message, in.DryRun)
 }
 
 // changeOne prepares one edit on its target branch and commits it, or with
@@ -157,10 +159,10 @@ type edit struct {
 	collection  string
 	slug        string
 	data        map[string]any // put: the whole frontmatter
-	body        *string        // put: the body; patch: nil keeps the body
+	body        *string        // put: the body (nil: none given); patch: nil keeps the body
 	set         map[string]any // patch: keys to set
 	unset       []string       // patch: keys to remove
-	baseVersion *repo.Base
+	baseVersion repo.Base
 }
 
 // prepared is an edit checked against a snapshot — collection, slug, path,
@@ -257,7 +259,7 @@ func (s *Service) prepare(snap treeView, e edit, refs func(collection, slug stri
 		return prepared{}, errs.New(errs.SlugNotUnique, "path %s already holds %s/%s", p.path, other.Collection, other.Slug).
 			With("path", p.path).WithFix("choose another slug")
 	}
-	if e.baseVersion != nil && !e.baseVersion.Check(p.currentVersion()) {
+	if !e.baseVersion.Check(p.currentVersion()) {
 		return prepared{}, conflict(coll.Name, e.slug, p.currentVersion())
 	}
 	if e.op != opPut && p.current == nil {
@@ -279,8 +281,14 @@ func (s *Service) prepare(snap treeView, e edit, refs func(collection, slug stri
 		return prepared{}, repo.ValidationError(coll.Name, issues)
 	}
 	var body []byte
-	if e.body != nil {
+	switch {
+	case e.body != nil:
 		body = []byte(*e.body)
+	case e.op == opPut && p.current != nil && p.current.Body != "":
+		// A whole-document write without a body would drop the one there.
+		return prepared{}, errs.New(errs.InputValidationFailed, "%s/%s has a body and this write gives none", coll.Name, e.slug).
+			With("collection", coll.Name).With("slug", e.slug).
+			WithFix("pass body (\"\" to remove it), or change only frontmatter keys with patch_content")
 	}
 	switch {
 	case e.op == opPatch:

@@ -75,14 +75,14 @@ func TestWriteRefusesBadInput(t *testing.T) {
 		{"data.slug disagrees", WriteContentInput{Collection: "posts", Slug: "a", Data: withData("slug", "b")}, errs.InvalidSlug},
 		{"symlinked folder", WriteContentInput{Collection: "posts", Slug: "linked/evil", Data: validPost("T")}, errs.InvalidPath},
 		{"dangling symlink", WriteContentInput{Collection: "posts", Slug: "dangling", Data: validPost("T")}, errs.InvalidPath},
-		{"2 MiB document", WriteContentInput{Collection: "posts", Slug: "big", Data: validPost("T"), Body: strings.Repeat("word ", 2<<20/5)}, errs.DocumentInvalid},
+		{"2 MiB document", WriteContentInput{Collection: "posts", Slug: "big", Data: validPost("T"), Body: ptr(strings.Repeat("word ", 2<<20/5))}, errs.DocumentInvalid},
 		{"frontmatter 100 deep", WriteContentInput{Collection: "notes", Slug: "deep", Data: map[string]any{"x": deep}}, errs.DocumentInvalid},
 		{"missing reference", WriteContentInput{Collection: "posts", Slug: "r", Data: withData("author", "nobody")}, errs.ContentReferenceNotFound},
 		{"schema", WriteContentInput{Collection: "posts", Slug: "s", Data: map[string]any{"title": 3}}, errs.SchemaValidationFailed},
 		{"two files one slug", WriteContentInput{Collection: "posts", Slug: "twin", Data: validPost("T")}, errs.SlugNotUnique},
 		{"unknown collection", WriteContentInput{Collection: "nope", Slug: "a", Data: validPost("T")}, errs.CollectionNotFound},
-		{"stale baseVersion", WriteContentInput{Collection: "posts", Slug: "hello-world", Data: validPost("T"), BaseVersion: &repo.Base{Present: true, Version: strings.Repeat("0", 40)}}, errs.ContentConflict},
-		{"exists but null base", WriteContentInput{Collection: "posts", Slug: "hello-world", Data: validPost("T"), BaseVersion: &repo.MustNotExist}, errs.ContentConflict},
+		{"stale baseVersion", WriteContentInput{Collection: "posts", Slug: "hello-world", Data: validPost("T"), BaseVersion: repo.Base{Present: true, Version: strings.Repeat("0", 40)}}, errs.ContentConflict},
+		{"exists but null base", WriteContentInput{Collection: "posts", Slug: "hello-world", Data: validPost("T"), BaseVersion: repo.MustNotExist}, errs.ContentConflict},
 		{"writes to production", WriteContentInput{Collection: "posts", Slug: "p", Data: validPost("T"), Branch: "main"}, errs.BranchInvalid},
 		{"missing preview", WriteContentInput{Collection: "posts", Slug: "p", Data: validPost("T"), Branch: "preview/nope"}, errs.BranchNotFound},
 	}
@@ -130,7 +130,7 @@ func TestWriteSlugShapes(t *testing.T) {
 		{"cmd/hugo_convert_tojson", map[string]any{"slug": "hugo_convert_toJSON"}, "content/notes/cmd/hugo_convert_tojson.md"},
 	}
 	for _, tt := range tests {
-		out, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "notes", Slug: tt.slug, Data: tt.data, Body: "Text.\n"})
+		out, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "notes", Slug: tt.slug, Data: tt.data, Body: ptr("Text.\n")})
 		if err != nil {
 			t.Errorf("write %s: %v", tt.slug, err)
 			continue
@@ -145,12 +145,41 @@ func TestWriteSlugShapes(t *testing.T) {
 	}
 }
 
+// TestWriteBodyGivenOrNot: a whole-document write without a body (nil) is
+// a document without one — refused where that would drop the body there;
+// "" empties it.
+func TestWriteBodyGivenOrNot(t *testing.T) {
+	s := openSample(t)
+	ctx := context.Background()
+	agent := Caller{ID: "agent:bodies", Scopes: []string{ScopeContentWrite}}
+	post := validPost("Hello")
+	if _, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "hello-world", Data: post}); !errs.Is(err, errs.InputValidationFailed) {
+		t.Fatalf("no body over a body: %v", err)
+	}
+	_, err := s.ApplyChanges(ctx, agent, ApplyChangesInput{Changes: []ChangeEntry{{Op: opPut, Collection: "posts", Slug: "hello-world", Data: post}}})
+	if !errs.Is(err, errs.InputValidationFailed) {
+		t.Fatalf("apply put without body over a body: %v", err)
+	}
+	if _, ok, _ := s.Project.Git.Head(drafts.Branch(agent.ID)); ok {
+		t.Fatal("a refused write created the draft")
+	}
+	for _, slug := range []string{"hello-world", "no-body"} {
+		if _, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: slug, Data: post, Body: ptr("")}); err != nil {
+			t.Fatalf("%s with body \"\": %v", slug, err)
+		}
+	}
+	// Now that hello-world's body is empty, leaving body out loses nothing.
+	if _, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "hello-world", Data: validPost("Hello again")}); err != nil {
+		t.Fatalf("no body over an empty body: %v", err)
+	}
+}
+
 func TestWriteLandsOnDraft(t *testing.T) {
 	s := openSample(t)
 	ctx := context.Background()
 	agent := Caller{ID: "agent:writer", Scopes: []string{ScopeContentWrite}}
 	// dry run: a diff, nothing committed
-	dry, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "fresh", Data: validPost("Fresh"), Body: "Hello.\n", DryRun: true})
+	dry, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "fresh", Data: validPost("Fresh"), Body: ptr("Hello.\n"), DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +189,7 @@ func TestWriteLandsOnDraft(t *testing.T) {
 	if _, ok, _ := s.Project.Git.Head(drafts.Branch(agent.ID)); ok {
 		t.Fatal("dry run created the draft")
 	}
-	out, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "fresh", Data: validPost("Fresh"), Body: "Hello.\n", BaseVersion: &repo.MustNotExist})
+	out, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "fresh", Data: validPost("Fresh"), Body: ptr("Hello.\n"), BaseVersion: repo.MustNotExist})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +211,7 @@ func TestWriteLandsOnDraft(t *testing.T) {
 	}
 	// an update with the right base keeps untouched frontmatter bytes
 	upd := validPost("Fresh, again")
-	out2, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "fresh", Data: upd, Body: "Hello.\n", BaseVersion: &repo.Base{Present: true, Version: out.Version}})
+	out2, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "fresh", Data: upd, Body: ptr("Hello.\n"), BaseVersion: repo.Base{Present: true, Version: out.Version}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +223,7 @@ func TestWriteLandsOnDraft(t *testing.T) {
 		t.Errorf("updated file:\n%s", raw)
 	}
 	// the old version is now a conflict
-	_, err = s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "fresh", Data: upd, BaseVersion: &repo.Base{Present: true, Version: out.Version}})
+	_, err = s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "fresh", Data: upd, BaseVersion: repo.Base{Present: true, Version: out.Version}})
 	if e, ok := errs.As(err); !ok || e.Code != errs.ContentConflict || e.Details["currentVersion"] != out2.Version {
 		t.Errorf("stale base: %v", err)
 	}

@@ -129,13 +129,13 @@ the MDX safety gate, then committed to your draft branch (or --branch, a preview
 				return err
 			}
 			in.Collection, in.Slug = argv[0], argv[1]
-			in.Data, in.Body = parsed.Data, string(parsed.Body)
+			body := string(parsed.Body)
+			in.Data, in.Body = parsed.Data, &body
 			switch {
 			case isNew:
-				in.BaseVersion = &repo.MustNotExist
+				in.BaseVersion = repo.MustNotExist
 			case base != "":
-				b := repo.BaseOf(base)
-				in.BaseVersion = &b
+				in.BaseVersion = repo.BaseOf(base)
 			}
 			out, err := s.WriteContent(cmd.Context(), caller, in)
 			if err != nil {
