@@ -42,7 +42,8 @@ func openHugo(t *testing.T) (*Service, []fixtures.File) {
 // TestCheckHugoCorpus adopts the Hugo docs with `init --from hugo` and checks
 // that every Markdown file is accounted for: a listed document or unmapped,
 // with no problem at all — hugo_build.md, v0.*.md and the pages whose
-// frontmatter slug has capitals (hugo_convert_toJSON) are documents.
+// frontmatter slug has capitals (hugo_convert_toJSON) are documents — and
+// that such pages can be edited (checkHugoPagesEditable).
 func TestCheckHugoCorpus(t *testing.T) {
 	s, files := openHugo(t)
 	if s.Project.Config.Content != "content/en" {
@@ -103,13 +104,14 @@ func TestCheckHugoCorpus(t *testing.T) {
 		}
 	}
 	t.Logf("hugo corpus: %d documents, %d problems, %d unmapped", out.Documents, len(out.Problems), len(out.Unmapped))
+	t.Run("editable", func(t *testing.T) { checkHugoPagesEditable(t, s) })
 }
 
-// TestHugoPagesEditable: pages of Hugo's docs whose slugs kebab case refused
-// are edited as an agent edits them — a patch, and a whole write of what
-// get_content returned (through JSON) — and their frontmatter keeps its bytes.
-func TestHugoPagesEditable(t *testing.T) {
-	s, _ := openHugo(t)
+// checkHugoPagesEditable: pages of Hugo's docs whose slugs kebab case
+// refused are edited as an agent edits them — a patch, and a whole write of
+// what get_content returned (through JSON) — and their frontmatter keeps its
+// bytes.
+func checkHugoPagesEditable(t *testing.T, s *Service) {
 	ctx := context.Background()
 	agent := Caller{ID: "agent:hugo", Scopes: []string{ScopeContentWrite}}
 	out, err := s.PatchContent(ctx, agent, PatchContentInput{Collection: "commands", Slug: "hugo_build", Set: map[string]any{"weight": 3.0}})
