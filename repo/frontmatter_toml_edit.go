@@ -3,6 +3,7 @@ package repo
 import (
 	"bytes"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -124,7 +125,7 @@ func fmTOMLLayout(content []byte) ([]*fmTOMLEntry, bool) {
 			if v.Kind == unstable.InlineTable {
 				for it := v.Children(); it.Next(); {
 					if kv := it.Node(); kv.Kind == unstable.KeyValue {
-						if k := kv.Key(); k.Next() && !containsString(en.inlineKeys, string(k.Node().Data)) {
+						if k := kv.Key(); k.Next() && !slices.Contains(en.inlineKeys, string(k.Node().Data)) {
 							en.inlineKeys = append(en.inlineKeys, string(k.Node().Data))
 						}
 					}
@@ -155,15 +156,6 @@ func fmTOMLLayout(content []byte) ([]*fmTOMLEntry, bool) {
 		return nil, false
 	}
 	return entries, true
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // How an entry leaves the block.
