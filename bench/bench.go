@@ -140,9 +140,10 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 		incr = append(incr, time.Since(start))
 	}
 	res.IncrementalCompileMs = float64(median(incr).Microseconds()) / 1000
+	body := "A benchmark write.\n"
 	for i := 0; i < writeRuns; i++ {
 		in := service.WriteContentInput{Collection: "docs", Slug: fmt.Sprintf("bench-write-%d", i),
-			Data: map[string]any{"title": fmt.Sprintf("Write %d", i)}, Body: "A benchmark write.\n"}
+			Data: map[string]any{"title": fmt.Sprintf("Write %d", i)}, Body: &body}
 		start := time.Now()
 		if _, err := svc.WriteContent(ctx, operator, in); err != nil {
 			return res, err

@@ -63,9 +63,9 @@ func init() {
 	def(AuthorityMismatch, 409, "The collection's rows live in the database; content tools cannot write it.",
 		[]string{"write_content on a collection with authority: db"},
 		"Use the collection's functions (list_functions, run_function) instead.")
-	def(InvalidSlug, 400, "A slug is not lower-case kebab segments joined by '/', or disagrees with the document.",
-		[]string{"upper case, underscores or spaces in a file name", "a frontmatter slug that is not kebab-case", "data.slug differs from the slug argument"},
-		"Rename the file (or the frontmatter slug) to lower-case kebab-case, e.g. my-post.")
+	def(InvalidSlug, 400, "A slug is not lower-case words of a-z and 0-9 joined by single '-', '_' or '.', segments joined by '/' (at most 200 characters), or disagrees with the document.",
+		[]string{"spaces, other punctuation or non-ASCII letters in a file name", "a separator at the start or end of a name, or two in a row (a--b, -x, ..)", "a frontmatter slug that is not one such segment", "an upper-case slug argument", "data.slug differs from the slug argument"},
+		"Rename the file (or the frontmatter slug), e.g. my-post, hugo_build or v0.124.0.")
 	def(SlugNotUnique, 409, "Two files resolve to the same slug.",
 		[]string{"posts/a.md and posts/a.mdx", "posts/a/index.md and posts/a.md", "a frontmatter slug equal to another file's slug"},
 		"Rename or remove one of the files listed in details.")

@@ -22,6 +22,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/repo"
 )
 
 // gitTree is the test implementation of Tree over go-git (read only).
@@ -222,8 +223,6 @@ func (g *gitTree) MergeBase(a, b string) (string, error) {
 // frontmatter; langs gives collections a language.
 type testMapper struct{ langs map[string]string }
 
-var kebabSlug = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*(?:/[a-z0-9]+(?:-[a-z0-9]+)*)*$`)
-
 func (tm testMapper) Root() string { return "content" }
 
 func (tm testMapper) Map(path string, blob []byte) (*Document, *Problem, bool) {
@@ -275,8 +274,8 @@ func (tm testMapper) Map(path string, blob []byte) (*Document, *Problem, bool) {
 			slug = s
 		}
 	}
-	if !kebabSlug.MatchString(slug) {
-		return nil, &Problem{Path: path, Code: string(errs.InvalidSlug), Message: fmt.Sprintf("%q is not a kebab-case slug", slug)}, true
+	if !repo.ValidSlug(slug) {
+		return nil, &Problem{Path: path, Code: string(errs.InvalidSlug), Message: fmt.Sprintf("%q is not a slug", slug)}, true
 	}
 	return &Document{Collection: coll, Slug: slug, Path: path, Language: tm.langs[coll], Data: data, Text: body}, nil, true
 }

@@ -28,7 +28,7 @@ func TestColdAgent(t *testing.T) {
 		t.Fatalf("list_collections: %s", cols.text)
 	}
 	schema := s.call("describe_schema", map[string]any{"collection": "posts"}).ok(t)
-	if !strings.Contains(schema.text, `"maxLength":120`) {
+	if !strings.Contains(schema.text, `"maxLength":120`) || !strings.Contains(schema.text, `"format":"date-time"`) {
 		t.Fatalf("describe_schema: %s", schema.text)
 	}
 

@@ -25,7 +25,7 @@ func prompts() []prompt {
 			func(a map[string]string) (string, error) {
 				return fmt.Sprintf(`Write a new document about %q in the %q collection.
 1. Call describe_schema with collection %q and read every field's rules (required, types, options, maxLength, references).
-2. Call list_content on %q to pick a slug that is not taken (lower-case kebab-case) and to see the house style of existing documents (get_content on one or two).
+2. Call list_content on %q to pick a slug that is not taken (lower-case words of a-z and 0-9 joined by -, _ or ., segments joined by /) and to see the house style of existing documents (get_content on one or two).
 3. Call write_content with baseVersion null (the document must not exist yet) and dryRun true; fix every problem it reports.
 4. Call write_content again without dryRun. It lands on your draft branch; tell the user its slug and that it waits for publish_drafts.
 If a call fails, read the error's fix; explain_error gives more on its code.`, a["topic"], a["collection"], a["collection"], a["collection"]), nil

@@ -88,7 +88,17 @@ func ptr[T any](v T) *T { return &v }
 // typeSchemas are the schemas of types whose JSON differs from their Go shape.
 // A baseVersion is a version string or null (an empty string names nothing).
 var typeSchemas = map[reflect.Type]*jsonschema.Schema{
-	reflect.TypeFor[repo.Base](): {Types: []string{"string", "null"}, MinLength: ptr(1)},
+	reflect.TypeFor[repo.Base]():           {Types: []string{"string", "null"}, MinLength: ptr(1)},
+	reflect.TypeFor[service.PackageTier](): {Type: "string", Enum: packageTiers()},
+}
+
+// packageTiers lists the tiers of list_packages for the schema's enum.
+func packageTiers() []any {
+	var out []any
+	for _, t := range service.PackageTiers() {
+		out = append(out, string(t))
+	}
+	return out
 }
 
 // schemaFor builds the JSON Schema (2020-12) of T.

@@ -17,11 +17,11 @@ func explainErrorTool() Tool {
 }
 
 func listPackagesTool() Tool {
-	return &tool[Empty, service.ListPackagesOutput]{
+	return &tool[service.ListPackagesInput, service.ListPackagesOutput]{
 		name: "list_packages", title: "List Go packages", class: Read, idempotent: true, projectFree: true,
-		description: "The Go packages an application imports to read graft content, by tier (HTTP client of graft serve, or in-process), with their status.",
-		run: func(context.Context, *call, Empty) (service.ListPackagesOutput, error) {
-			return service.ListPackages(), nil
+		description: "The Go packages an application imports to read graft content, by tier (http: the typed client of graft serve; in-process: the Git repository directly), with their status and entry points. tier narrows the list to one tier.",
+		run: func(_ context.Context, _ *call, in service.ListPackagesInput) (service.ListPackagesOutput, error) {
+			return service.ListPackages(in)
 		},
 	}
 }

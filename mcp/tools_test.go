@@ -148,6 +148,11 @@ func TestNoProjectServesCatalog(t *testing.T) {
 	if _, err := s.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "get_content", Arguments: map[string]any{}}); err == nil {
 		t.Error("get_content is served without a project")
 	}
+	pk := s.call("list_packages", map[string]any{"tier": "http"}).ok(t)
+	if list, _ := pk.structured["packages"].([]any); len(list) != 1 || !contains(pk.text, `"importPath":"github.com/graft-studio/graft/client","status":"available"`) {
+		t.Errorf("list_packages tier http: %s", pk.text)
+	}
+	s.call("list_packages", map[string]any{"tier": "grpc"}).code(t, "INPUT_VALIDATION_FAILED")
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }

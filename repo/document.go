@@ -461,6 +461,96 @@ func DataEqual(a, b any) bool {
 	return reflect.DeepEqual(a, b)
 }
 
+// docMaxExactInt is the largest magnitude below which every whole float64
+// is exactly an integer (2^53).
+const docMaxExactInt = 1 << 53
+
+// docKeepKind returns v, the new value of a key whose value was old, in the
+// kind old had where v only spells it differently — callers speak JSON, which
+// has one number type and no dates (DESIGN §4: a patch changes a key's value,
+// not its type):
+//   - a whole number is an integer, unless old was a float: then it stays a
+//     float (4 → 4.0), and an integer becomes one;
+//   - a string that reads as a date or time replaces a date or time as a
+//     date or time, in the shape it is written in (an RFC 3339 date-time
+//     with offset, a local date-time, a date, a local time);
+//   - maps follow old key by key, arrays element by element (an element past
+//     old's end follows old's first element).
+//
+// With no old value (a new key, a new document) a whole number is an
+// integer and strings stay strings.
+func docKeepKind(old, v any) any {
+	switch t := v.(type) {
+	case float64:
+		if _, wasFloat := old.(float64); wasFloat || t != math.Trunc(t) || math.Abs(t) > docMaxExactInt {
+			return t
+		}
+		return int64(t)
+	case int64:
+		if _, wasFloat := old.(float64); wasFloat && math.Abs(float64(t)) <= docMaxExactInt {
+			return float64(t)
+		}
+		return t
+	case string:
+		if _, wasTime := docTime(old); wasTime || docIsLocalTime(old) {
+			if tv, ok := docParseTimeKind(t); ok {
+				return tv
+			}
+		}
+		return t
+	case map[string]any:
+		om, _ := old.(map[string]any)
+		out := make(map[string]any, len(t))
+		for k, c := range t {
+			out[k] = docKeepKind(om[k], c)
+		}
+		return out
+	case []any:
+		oa, _ := old.([]any)
+		out := make([]any, len(t))
+		for i, c := range t {
+			var o any
+			switch {
+			case i < len(oa):
+				o = oa[i]
+			case len(oa) > 0:
+				o = oa[0]
+			}
+			out[i] = docKeepKind(o, c)
+		}
+		return out
+	}
+	return v
+}
+
+func docIsLocalTime(v any) bool {
+	_, ok := v.(toml.LocalTime)
+	return ok
+}
+
+// docParseTimeKind reads s as a date or time in the shape it is written in:
+// an RFC 3339 date-time with offset (time.Time), a local date-time
+// (toml.LocalDateTime), a date (toml.LocalDate) or a local time
+// (toml.LocalTime).
+func docParseTimeKind(s string) (any, bool) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, true
+	}
+	var ldt toml.LocalDateTime
+	if ldt.UnmarshalText([]byte(s)) == nil {
+		return ldt, true
+	}
+	var ld toml.LocalDate
+	if ld.UnmarshalText([]byte(s)) == nil {
+		return ld, true
+	}
+	var lt toml.LocalTime
+	if lt.UnmarshalText([]byte(s)) == nil {
+		return lt, true
+	}
+	return nil, false
+}
+
 func docNumber(v any) (float64, bool) {
 	switch t := v.(type) {
 	case int64:
@@ -543,7 +633,7 @@ func (p *Parsed) Patch(set map[string]any, unset []string, body []byte) ([]byte,
 	}
 	changes := map[string]any{}
 	for k, v := range set {
-		v = docNormalize(v)
+		v = docKeepKind(p.Data[k], docNormalize(v))
 		if old, ok := p.Data[k]; ok && DataEqual(old, v) {
 			continue
 		}
@@ -575,21 +665,25 @@ func (p *Parsed) Patch(set map[string]any, unset []string, body []byte) ([]byte,
 	open, close := p.raw[:p.contentStart], p.raw[p.contentEnd:p.sepStart]
 	content := p.raw[p.contentStart:p.contentEnd]
 
-	// First try: rewrite only the lines of the keys that changed.
-	var edited []byte
-	var ok bool
+	// First tries: rewrite only the lines of the keys that changed (TOML:
+	// first down to the pairs that changed, then whole top-level keys).
+	var tries []func() ([]byte, bool)
 	switch p.Format {
 	case FormatYAML:
-		edited, ok = fmEditYAML(content, changes, removed, p.nl)
+		tries = append(tries, func() ([]byte, bool) { return fmEditYAML(content, changes, removed, p.nl) })
 	case FormatTOML:
-		edited, ok = fmEditTOML(content, changes, removed, p.nl)
-	}
-	if ok {
-		if out, err := p.finishChecked(open, edited, close, sep, body, want); err == nil {
-			return out, nil
+		for _, coarse := range []bool{false, true} {
+			tries = append(tries, func() ([]byte, bool) { return fmEditTOML(content, p.Data, changes, removed, p.nl, coarse) })
 		}
 	}
-	// Second try: rewrite the whole block from the data.
+	for _, try := range tries {
+		if edited, ok := try(); ok {
+			if out, err := p.finishChecked(open, edited, close, sep, body, want); err == nil {
+				return out, nil
+			}
+		}
+	}
+	// Last try: rewrite the whole block from the data.
 	var block []byte
 	var err error
 	switch p.Format {
@@ -667,7 +761,7 @@ func NewDocument(format FrontmatterFormat, data map[string]any, body []byte) ([]
 // that order) and the remaining keys sorted after them. TOML keys holding
 // tables still come after plain keys, as TOML requires.
 func NewDocumentOrdered(format FrontmatterFormat, order []string, data map[string]any, body []byte) ([]byte, error) {
-	norm, _ := docNormalize(data).(map[string]any)
+	norm, _ := docKeepKind(nil, docNormalize(data)).(map[string]any)
 	if norm == nil {
 		norm = map[string]any{}
 	}

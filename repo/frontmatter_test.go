@@ -2,10 +2,13 @@ package repo
 
 import (
 	"bytes"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pelletier/go-toml/v2"
 
 	"github.com/graft-studio/graft/errs"
 )
@@ -308,12 +311,12 @@ func TestPatchChangesOnlyThatKey(t *testing.T) {
 		{"yaml added key goes last", yamlDoc, map[string]any{"draft": true}, nil, nil, []string{"draft: true\n"}},
 		{"yaml same value changes nothing", yamlDoc, map[string]any{"weight": 5.0}, nil, nil, nil},
 		{"toml scalar", tomlDoc, map[string]any{"title": "New title"}, nil,
-			[]string{"title = \"Old title\" # shown\n"}, []string{"title = 'New title'\n"}},
+			[]string{"title = \"Old title\" # shown\n"}, []string{"title = \"New title\" # shown\n"}},
 		{"toml list", tomlDoc, map[string]any{"tags": []any{"c"}}, nil,
 			[]string{"tags = ['a', 'b']\n"}, []string{"tags = ['c']\n"}},
 		{"toml table", tomlDoc, map[string]any{"params": map[string]any{"color": "blue"}}, nil,
-			[]string{"  color = 'red'\n"}, []string{"color = 'blue'\n"}},
-		{"toml unset", tomlDoc, nil, []string{"weight"}, []string{"weight = 5\n"}, nil},
+			[]string{"  color = 'red'\n"}, []string{"  color = 'blue'\n"}},
+		{"toml unset leaves one blank line", tomlDoc, nil, []string{"weight"}, []string{"weight = 5\n", "\n"}, nil},
 		{"toml unset table with its comment", tomlDoc, nil, []string{"params"}, []string{"# params\n", "[params]\n", "  color = 'red'\n"}, nil},
 		{"toml added plain key goes after plain keys", tomlDoc, map[string]any{"draft": true}, nil, nil, []string{"draft = true\n"}},
 	}
@@ -532,6 +535,65 @@ func TestPatchFallsBackToWholeBlock(t *testing.T) {
 		}
 		if !DataEqual(q.Data, want) || string(q.Body) != "Body" {
 			t.Errorf("%q: read back %#v %q, want %#v", d, q.Data, q.Body, want)
+		}
+	}
+}
+
+// TestYAMLPatchKeepsKinds: what JSON callers send (float64 numbers, dates
+// as strings) keeps the kind the key had in YAML too: an int stays an int,
+// a float a float, a date a date.
+func TestYAMLPatchKeepsKinds(t *testing.T) {
+	doc := "---\nweight: 3\nratio: 1.5\ndate: 2024-01-02\nat: 2024-01-02T10:00:00Z\ntitle: \"2024-01-02\"\n---\n\nBody\n"
+	tests := []struct {
+		set      map[string]any
+		old, new string
+	}{
+		{map[string]any{"weight": 4.0}, "weight: 3\n", "weight: 4\n"},
+		{map[string]any{"ratio": 2.0}, "ratio: 1.5\n", "ratio: 2.0\n"},
+		{map[string]any{"date": "2024-06-01"}, "date: 2024-01-02\n", "date: 2024-06-01\n"},
+		{map[string]any{"at": "2024-06-01T10:00:00+02:00"}, "at: 2024-01-02T10:00:00Z\n", "at: 2024-06-01T10:00:00+02:00\n"},
+		{map[string]any{"title": "2024-06-01"}, "title: \"2024-01-02\"\n", "title: \"2024-06-01\"\n"}, // a string stays a string
+		{map[string]any{"count": 2.0}, "title: \"2024-01-02\"\n", "title: \"2024-01-02\"\ncount: 2\n"},
+	}
+	for _, tt := range tests {
+		p, err := ParseDocument([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := p.Patch(tt.set, nil, nil)
+		if err != nil {
+			t.Fatalf("%v: %v", tt.set, err)
+		}
+		if want := strings.Replace(doc, tt.old, tt.new, 1); string(out) != want {
+			t.Errorf("%v:\ngot  %q\nwant %q", tt.set, out, want)
+		}
+	}
+}
+
+func TestDocKeepKind(t *testing.T) {
+	tests := []struct {
+		old, v, want any
+	}{
+		{int64(3), 4.0, int64(4)},
+		{nil, 4.0, int64(4)},
+		{1.5, 4.0, 4.0},
+		{1.5, int64(4), 4.0},
+		{int64(3), 4.5, 4.5},
+		{nil, 1e300, 1e300}, // too large to be an exact integer
+		{"x", 4.0, int64(4)},
+		{time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC), "2024-06-01", toml.LocalDate{Year: 2024, Month: 6, Day: 1}},
+		{toml.LocalDate{Year: 2024, Month: 1, Day: 2}, "2024-06-01T10:00:00Z", time.Date(2024, 6, 1, 10, 0, 0, 0, time.UTC)},
+		{toml.LocalDate{Year: 2024, Month: 1, Day: 2}, "2024-06-01T10:00:00", toml.LocalDateTime{LocalDate: toml.LocalDate{Year: 2024, Month: 6, Day: 1}, LocalTime: toml.LocalTime{Hour: 10}}},
+		{toml.LocalDate{Year: 2024, Month: 1, Day: 2}, "soon", "soon"},
+		{nil, "2024-06-01", "2024-06-01"}, // a new key's string stays a string
+		{"2024-01-02", "2024-06-01", "2024-06-01"},
+		{map[string]any{"a": 1.5}, map[string]any{"a": 2.0, "b": 3.0}, map[string]any{"a": 2.0, "b": int64(3)}},
+		{[]any{1.5}, []any{1.0, 2.0}, []any{1.0, 2.0}},
+		{[]any{int64(1)}, []any{1.0, 2.0}, []any{int64(1), int64(2)}},
+	}
+	for _, tt := range tests {
+		if got := docKeepKind(tt.old, tt.v); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("docKeepKind(%#v, %#v) = %#v, want %#v", tt.old, tt.v, got, tt.want)
 		}
 	}
 }

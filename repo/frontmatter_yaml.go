@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/pelletier/go-toml/v2"
 	"gopkg.in/yaml.v3"
 )
 
@@ -213,7 +215,7 @@ func fmYAMLIndent(lines [][]byte) int {
 // flow style, line comment) where it still fits.
 func fmYAMLValueNode(old *yaml.Node, v any) (*yaml.Node, error) {
 	var val yaml.Node
-	if err := val.Encode(v); err != nil {
+	if err := val.Encode(fmYAMLTyped(v)); err != nil {
 		return nil, err
 	}
 	if old == nil {
@@ -235,6 +237,47 @@ func fmYAMLValueNode(old *yaml.Node, v any) (*yaml.Node, error) {
 		val.LineComment = old.LineComment
 	}
 	return &val, nil
+}
+
+// fmYAMLScalar is a scalar written with the tag and text given.
+type fmYAMLScalar struct{ tag, text string }
+
+// MarshalYAML implements yaml.Marshaler.
+func (s fmYAMLScalar) MarshalYAML() (any, error) {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: s.tag, Value: s.text}, nil
+}
+
+// fmYAMLTyped replaces the values yaml.v3 would write as another kind, so
+// that what Patch decided (docKeepKind) is what reads back: a whole float
+// (which yaml.v3 writes as 4, an integer) is written 4.0, TOML local dates
+// and date-times are YAML timestamps, a TOML local time (YAML has none) is a
+// string.
+func fmYAMLTyped(v any) any {
+	switch t := v.(type) {
+	case float64:
+		if t == math.Trunc(t) && !math.IsInf(t, 0) {
+			return fmYAMLScalar{tag: "!!float", text: string(fmTOMLFloat(nil, t))}
+		}
+	case toml.LocalDate:
+		return fmYAMLScalar{tag: "!!timestamp", text: t.String()}
+	case toml.LocalDateTime:
+		return fmYAMLScalar{tag: "!!timestamp", text: t.LocalDate.String() + " " + t.LocalTime.String()}
+	case toml.LocalTime:
+		return t.String()
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, c := range t {
+			out[k] = fmYAMLTyped(c)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, c := range t {
+			out[i] = fmYAMLTyped(c)
+		}
+		return out
+	}
+	return v
 }
 
 // fmYAMLKeyNode copies a key node without the comments that sit on lines

@@ -61,10 +61,10 @@ func TestScanIncrementalEqualsFull(t *testing.T) {
 		{"duplicate slug", []Change{{Path: "content/posts/new/index.mdx", Content: post("Twin")}}},
 		{"resolve duplicate", []Change{{Path: "content/posts/new.mdx", Delete: true}}},
 		{"rename", []Change{{Path: "content/posts/new/index.mdx", Delete: true}, {Path: "content/posts/moved.mdx", Content: post("Moved")}}},
-		{"invalid slug and broken file", []Change{{Path: "content/posts/Bad_Name.mdx", Content: post("x")}, {Path: "content/posts/broken.mdx", Content: []byte("---\ntitle: [\n---\n")}}},
+		{"invalid slug and broken file", []Change{{Path: "content/posts/Bad Name.mdx", Content: post("x")}, {Path: "content/posts/broken.mdx", Content: []byte("---\ntitle: [\n---\n")}}},
 		{"frontmatter slug", []Change{{Path: "content/posts/moved.mdx", Content: []byte("---\ntitle: m\ndate: 2026-01-01\nslug: elsewhere\n---\n")}}},
 		{"unmapped", []Change{{Path: "content/loose.md", Content: []byte("x\n")}}},
-		{"fix", []Change{{Path: "content/posts/Bad_Name.mdx", Delete: true}, {Path: "content/posts/broken.mdx", Delete: true}}},
+		{"fix", []Change{{Path: "content/posts/Bad Name.mdx", Delete: true}, {Path: "content/posts/broken.mdx", Delete: true}}},
 	}
 	for _, st := range steps {
 		if _, err := p.Git.Commit(context.Background(), CommitRequest{Branch: "main", Changes: st.changes, Message: st.name, Author: sig}); err != nil {

@@ -15,6 +15,10 @@ const JSONSchemaDialect = "https://json-schema.org/draft/2020-12/schema"
 // and additionalProperties false when the collection is strict. A value passes
 // the schema exactly when Validate (without reference checks) accepts it,
 // except that the schema does not check calendar ranges (2024-02-30).
+// Dates and date-times also carry "format" (date, date-time), an annotation
+// in 2020-12 that form builders and generic clients read; graft accepts a
+// little more than RFC 3339's date-time (a date alone, a local date-time),
+// as the pattern says.
 // Every property carries "x-graft-type" with the graft field type, and a
 // reference carries "x-graft-to" with its target collection.
 func (c *Collection) JSONSchema() map[string]any {
@@ -27,7 +31,7 @@ func (c *Collection) JSONSchema() map[string]any {
 	props := s["properties"].(map[string]any)
 	if _, declared := props[FrontmatterSlugKey]; !declared {
 		props[FrontmatterSlugKey] = map[string]any{
-			"description": "Optional: replaces the last segment of the document's slug (kebab-case).",
+			"description": "Optional: replaces the last segment of the document's slug (" + slugSegmentRule + ").",
 		}
 	}
 	return s
@@ -87,7 +91,7 @@ func schemaField(f *Field, strict bool) map[string]any {
 	case "boolean":
 		s = map[string]any{"type": "boolean"}
 	case "datetime":
-		s = map[string]any{"type": "string", "pattern": fieldDateTimePattern.String(),
+		s = map[string]any{"type": "string", "format": "date-time", "pattern": fieldDateTimePattern.String(),
 			"examples": []any{"2024-05-01T09:30:00Z"}}
 	case "date":
 		s = map[string]any{"type": "string", "format": "date", "pattern": fieldDatePattern.String()}
@@ -98,7 +102,7 @@ func schemaField(f *Field, strict bool) map[string]any {
 		}
 		s = map[string]any{"type": "string", "enum": enum}
 	case "reference":
-		s = map[string]any{"type": "string", "pattern": fieldSlugPattern.String(), "maxLength": fieldSlugMax,
+		s = map[string]any{"type": "string", "pattern": SlugPattern, "maxLength": MaxSlugLength,
 			"x-graft-to": f.To}
 	case "asset":
 		s = map[string]any{"anyOf": []any{

@@ -8,41 +8,62 @@ import (
 	"github.com/graft-studio/graft/errs"
 )
 
-// slugSegmentRe is one kebab-case slug segment.
-var slugSegmentRe = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
+// The slug rule (DESIGN §4), decided here and nowhere else: a segment is
+// words of lower-case ASCII letters and digits joined by single '-', '_' or
+// '.' (hugo_build, v0.124.0 and getting-started are segments; "..", "-x" and
+// "a--b" are not); a slug is segments joined by '/', at most MaxSlugLength
+// bytes. The frontmatter slug is one segment.
+const slugSegmentExpr = `[a-z0-9]+(?:[-_.][a-z0-9]+)*`
 
-// ValidSlug reports whether s is a slug: kebab-case segments joined by "/",
-// at most MaxSlugLength bytes.
+// SlugPattern is the slug rule as a regular expression (RE2 and JSON Schema
+// syntax); MaxSlugLength bounds the length besides.
+const SlugPattern = `^` + slugSegmentExpr + `(?:/` + slugSegmentExpr + `)*$`
+
+// SlugRule says the slug rule in words, for messages and fixes.
+const SlugRule = slugSegmentRule + ", segments joined by '/'"
+
+// slugSegmentRule says the segment rule in words.
+const slugSegmentRule = "lower-case words of a-z and 0-9 joined by single '-', '_' or '.'"
+
+var (
+	slugSegmentRe = regexp.MustCompile(`^` + slugSegmentExpr + `$`)
+	slugRe        = regexp.MustCompile(SlugPattern)
+)
+
+// ValidSlug reports whether s is a slug: segments (see ValidSlugSegment)
+// joined by "/", at most MaxSlugLength bytes.
 func ValidSlug(s string) bool {
-	if s == "" || len(s) > MaxSlugLength {
-		return false
-	}
-	for _, seg := range strings.Split(s, "/") {
-		if !slugSegmentRe.MatchString(seg) {
-			return false
-		}
-	}
-	return true
+	return len(s) <= MaxSlugLength && slugRe.MatchString(s)
 }
 
-// KebabSuggestion turns s into the nearest kebab-case name, segment by
-// segment ("Hugo_Mod" → "hugo-mod", "Guides/Getting Started" →
-// "guides/getting-started"), for use in fixes. Characters other than ASCII
-// letters and digits become separators; empty segments are dropped.
-func KebabSuggestion(s string) string {
+// ValidSlugSegment reports whether s is one slug segment: lower-case words
+// of a-z and 0-9 joined by single '-', '_' or '.'.
+func ValidSlugSegment(s string) bool {
+	return slugSegmentRe.MatchString(s)
+}
+
+// SuggestSlug turns s into the nearest slug, segment by segment
+// ("Hugo Mod" → "hugo-mod", "Guides/Getting Started" →
+// "guides/getting-started", "a--b" → "a-b"), for use in fixes. Letters are
+// lower-cased; a run of other characters between words becomes its first
+// '-', '_' or '.' (a '-' when it has none); empty segments are dropped.
+func SuggestSlug(s string) string {
 	var segs []string
 	for _, seg := range strings.Split(strings.ReplaceAll(s, `\`, "/"), "/") {
 		var b strings.Builder
-		dash := false
+		var sep rune
 		for _, r := range strings.ToLower(seg) {
-			if 'a' <= r && r <= 'z' || '0' <= r && r <= '9' {
-				if dash && b.Len() > 0 {
-					b.WriteByte('-')
+			switch {
+			case 'a' <= r && r <= 'z' || '0' <= r && r <= '9':
+				if sep != 0 && b.Len() > 0 {
+					b.WriteRune(sep)
 				}
 				b.WriteRune(r)
-				dash = false
-			} else {
-				dash = true
+				sep = 0
+			case sep == 0 && (r == '-' || r == '_' || r == '.'):
+				sep = r
+			case sep == 0:
+				sep = '-'
 			}
 		}
 		if b.Len() > 0 {
@@ -61,23 +82,23 @@ func slugInvalid(rel, fix, format string, args ...any) *errs.Error {
 	return e
 }
 
-// slugRenameFix suggests a kebab-case name for the file rel.
+// slugRenameFix suggests a name for the file rel that gives a slug.
 func slugRenameFix(rel string) string {
 	ext := pathDocExt(rel)
 	stem := strings.TrimSuffix(rel, ext)
-	want := KebabSuggestion(stem)
+	want := SuggestSlug(stem)
 	if want == "" {
-		return "Rename the file to lower-case kebab-case, e.g. my-post" + strings.ToLower(ext) + "."
+		return "Rename the file to " + SlugRule + ", e.g. my-post" + strings.ToLower(ext) + "."
 	}
-	return "Rename " + rel + " to " + want + strings.ToLower(ext) + " (lower-case kebab-case segments)."
+	return "Rename " + rel + " to " + want + strings.ToLower(ext) + " (" + SlugRule + ")."
 }
 
 // SlugFromPath returns the slug of a document from its path below the
 // collection folder: the extension (.md, .mdx, .markdown) stripped,
 // lower-cased, "index"/"_index" replaced by their folder ("index" at the
-// root). Every segment must be kebab-case and the whole at most
+// root). Every segment must pass ValidSlugSegment and the whole be at most
 // MaxSlugLength bytes; otherwise INVALID_SLUG with details.path and a fix
-// suggesting a kebab-case name. Files are never renamed silently.
+// suggesting a name that does. Files are never renamed silently.
 func SlugFromPath(rel string) (string, error) {
 	if !utf8.ValidString(rel) {
 		safe := strings.ToValidUTF8(rel, "\uFFFD")
@@ -88,6 +109,10 @@ func SlugFromPath(rel string) (string, error) {
 		e, _ := errs.As(err)
 		return "", slugInvalid(rel, e.Fix, "no slug for path %q: %s", rel, e.Message)
 	}
+	if !IsDocumentFile(clean) {
+		return "", slugInvalid(rel, "Rename the file with a document extension (.md, .mdx or .markdown).",
+			"%q is not a Markdown or MDX document", rel)
+	}
 	stem := strings.ToLower(strings.TrimSuffix(clean, pathDocExt(clean)))
 	segs := strings.Split(stem, "/")
 	if last := segs[len(segs)-1]; last == "index" || last == "_index" {
@@ -97,9 +122,9 @@ func SlugFromPath(rel string) (string, error) {
 		return "index", nil
 	}
 	for _, seg := range segs {
-		if !slugSegmentRe.MatchString(seg) {
+		if !ValidSlugSegment(seg) {
 			return "", slugInvalid(rel, slugRenameFix(clean),
-				"path %q does not give a valid slug: segment %q is not lower-case kebab-case", rel, seg).
+				"path %q does not give a valid slug: segment %q is not %s", rel, seg, slugSegmentRule).
 				With("segment", seg)
 		}
 	}
@@ -113,9 +138,9 @@ func SlugFromPath(rel string) (string, error) {
 }
 
 // DocumentSlug returns the slug of the document at rel (as SlugFromPath)
-// whose frontmatter is data: a non-empty frontmatter "slug" string replaces
-// the last segment and must itself be one kebab-case segment (INVALID_SLUG
-// otherwise).
+// whose frontmatter is data: a non-empty frontmatter "slug" string,
+// lower-cased as file names are, replaces the last segment and must itself
+// be one segment (ValidSlugSegment; INVALID_SLUG otherwise).
 func DocumentSlug(rel string, data map[string]any) (string, error) {
 	slug, err := SlugFromPath(rel)
 	if err != nil {
@@ -127,17 +152,18 @@ func DocumentSlug(rel string, data map[string]any) (string, error) {
 	}
 	s, ok := raw.(string)
 	if !ok {
-		return "", slugInvalid(rel, "Make the frontmatter slug a string of lower-case kebab-case, e.g. slug: my-post.",
+		return "", slugInvalid(rel, "Make the frontmatter slug a string of "+slugSegmentRule+", e.g. slug: my-post.",
 			"frontmatter slug of %q is not a string", rel).With("slug", raw)
 	}
-	if !slugSegmentRe.MatchString(s) {
-		fix := "Make the frontmatter slug lower-case kebab-case"
-		if k := KebabSuggestion(strings.ReplaceAll(s, "/", "-")); k != "" {
+	if !ValidSlugSegment(strings.ToLower(s)) {
+		fix := "Make the frontmatter slug one segment: " + slugSegmentRule
+		if k := SuggestSlug(strings.ReplaceAll(s, "/", "-")); k != "" {
 			fix += ", e.g. slug: " + k
 		}
-		return "", slugInvalid(rel, fix+".", "frontmatter slug %q of %q is not one lower-case kebab-case segment", s, rel).
+		return "", slugInvalid(rel, fix+".", "frontmatter slug %q of %q is not one slug segment (%s)", s, rel, slugSegmentRule).
 			With("slug", s)
 	}
+	s = strings.ToLower(s)
 	if i := strings.LastIndexByte(slug, '/'); i >= 0 {
 		slug = slug[:i+1] + s
 	} else {

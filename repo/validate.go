@@ -35,12 +35,6 @@ type RefChecker func(collection, slug string) bool
 // every collection, strict or not, allows it.
 const FrontmatterSlugKey = "slug"
 
-// fieldSlugMax bounds a slug (DESIGN §4).
-const fieldSlugMax = 200
-
-// fieldSlugPattern is a slug: lower-case kebab segments joined by '/'.
-var fieldSlugPattern = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*(?:/[a-z0-9]+(?:-[a-z0-9]+)*)*$`)
-
 // fieldDatePattern and fieldDateTimePattern are the accepted date and datetime
 // strings: YYYY-MM-DD, and RFC 3339 (or YYYY-MM-DD, or a local date and time
 // without offset, as TOML writes them).
@@ -207,8 +201,8 @@ func fieldCheck(f *Field, v any, path string, strict bool, refs RefChecker, issu
 		switch {
 		case !ok:
 			fieldAdd(issues, path, "must be the slug of a %s document (a string), got %s", f.To, fieldKind(v))
-		case len(s) > fieldSlugMax || !fieldSlugPattern.MatchString(s):
-			fieldAdd(issues, path, "%q is not a slug (lower-case kebab segments joined by /)", s)
+		case !ValidSlug(s):
+			fieldAdd(issues, path, "%q is not a slug (%s, at most %d characters)", s, SlugRule, MaxSlugLength)
 		case refs != nil && !refs(f.To, s):
 			*issues = append(*issues, Issue{Path: path, Code: errs.ContentReferenceNotFound,
 				Message: fmt.Sprintf("no document %q in collection %s", s, f.To)})

@@ -63,7 +63,7 @@ func TestViewLayersEqualFullScans(t *testing.T) {
 		{"resolve the twin", []Change{{Path: "content/posts/hello-world/index.mdx", Delete: true}}},
 		{"rename", []Change{{Path: "content/posts/new.mdx", Delete: true}, {Path: "content/posts/moved.mdx", Content: post("Moved")}}},
 		{"delete an original", []Change{{Path: "content/authors/grace.md", Delete: true}}},
-		{"broken and invalid", []Change{{Path: "content/posts/Bad_Name.mdx", Content: post("x")}, {Path: "content/posts/broken.mdx", Content: []byte("---\ntitle: [\n---\n")}}},
+		{"broken and invalid", []Change{{Path: "content/posts/Bad Name.mdx", Content: post("x")}, {Path: "content/posts/broken.mdx", Content: []byte("---\ntitle: [\n---\n")}}},
 		{"frontmatter slug onto another", []Change{{Path: "content/posts/moved.mdx", Content: []byte("---\ntitle: m\ndate: 2026-01-01\nslug: hello-world\n---\n")}}},
 	}
 	probes := []string{"content/posts/new.mdx", "content/posts/hello-world/index.mdx", "content/authors/grace.md", "content/posts/nope.mdx"}

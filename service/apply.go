@@ -15,7 +15,7 @@ type ChangeEntry struct {
 	Collection  string         `json:"collection" jsonschema:"the collection"`
 	Slug        string         `json:"slug" jsonschema:"the document's slug"`
 	Data        map[string]any `json:"data,omitempty" jsonschema:"put: the whole frontmatter"`
-	Body        *string        `json:"body,omitempty" jsonschema:"put: the body; patch: the new body, absent keeps it"`
+	Body        *string        `json:"body,omitempty" jsonschema:"put: the body (absent or null as in write_content); patch: the new body, absent or null keeps it"`
 	Set         map[string]any `json:"set,omitempty" jsonschema:"patch: frontmatter keys to set"`
 	Unset       []string       `json:"unset,omitempty" jsonschema:"patch: frontmatter keys to remove"`
 	BaseVersion repo.Base      `json:"baseVersion,omitzero" jsonschema:"the version you read; null: must not exist yet; absent: unconditional"`
@@ -212,11 +212,7 @@ func (s *Service) prepareEntry(c Caller, snap treeView, e ChangeEntry, refs func
 			return prepared{}, errs.New(errs.InputValidationFailed, "a put takes data and body, not set/unset").
 				WithFix("use op patch to change some keys, or pass the whole frontmatter as data")
 		}
-		body := ""
-		if e.Body != nil {
-			body = *e.Body
-		}
-		ed.data, ed.body = e.Data, &body
+		ed.data, ed.body = e.Data, e.Body
 	case opPatch:
 		if e.Data != nil {
 			return prepared{}, errs.New(errs.InputValidationFailed, "a patch takes set/unset/body, not data").

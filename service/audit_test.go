@@ -29,7 +29,7 @@ func TestAuditEveryOperation(t *testing.T) {
 			wants = append(wants, want{op, requester(c), result, inputDigest(in), commit})
 		}
 
-		w := WriteContentInput{Collection: "notes", Slug: "audited", Data: map[string]any{"title": "A"}, Body: "a\n"}
+		w := WriteContentInput{Collection: "notes", Slug: "audited", Data: map[string]any{"title": "A"}, Body: ptr("a\n")}
 		wo, err := s.WriteContent(ctx, agentA, w)
 		must(t, err)
 		add(OpWriteContent, agentA, w, wo.Commit, nil)
@@ -66,7 +66,7 @@ func TestAuditEveryOperation(t *testing.T) {
 		must(t, err)
 		add(OpPublishDrafts, opCaller, PublishDraftsInput{PublishRequest: pub.PublishRequest, As: agentA.ID}, pubOut.Commit.SHA, nil)
 
-		wb := WriteContentInput{Collection: "notes", Slug: "dropped", Data: map[string]any{}, Body: "x\n"}
+		wb := WriteContentInput{Collection: "notes", Slug: "dropped", Data: map[string]any{}, Body: ptr("x\n")}
 		wbo, err := s.WriteContent(ctx, agentB, wb)
 		must(t, err)
 		add(OpWriteContent, agentB, wb, wbo.Commit, nil)

@@ -53,7 +53,7 @@ func goGitTree(t *testing.T, dir, branch string) map[string]string {
 }
 
 func note(title, body string) WriteContentInput {
-	return WriteContentInput{Collection: "notes", Data: map[string]any{"title": title}, Body: body}
+	return WriteContentInput{Collection: "notes", Data: map[string]any{"title": title}, Body: ptr(body)}
 }
 
 func write(t *testing.T, s *Service, c Caller, in WriteContentInput) WriteContentOutput {
@@ -97,8 +97,8 @@ func TestDraftsConflictsMineAndTheirs(t *testing.T) {
 
 	// ada edits hello-world and the reading list, and adds a note, on production P0
 	adaHello := validPost("Hello from ada")
-	write(t, s, ada, WriteContentInput{Collection: "posts", Slug: "hello-world", Data: adaHello, Body: "Ada's body.\n"})
-	write(t, s, ada, WriteContentInput{Collection: "notes", Slug: "reading-list", Data: map[string]any{"title": "Ada's list"}, Body: "ada\n"})
+	write(t, s, ada, WriteContentInput{Collection: "posts", Slug: "hello-world", Data: adaHello, Body: ptr("Ada's body.\n")})
+	write(t, s, ada, WriteContentInput{Collection: "notes", Slug: "reading-list", Data: map[string]any{"title": "Ada's list"}, Body: ptr("ada\n")})
 	adaNew := note("Ada new", "fresh\n")
 	adaNew.Slug = "ada-new"
 	write(t, s, ada, adaNew)
@@ -113,8 +113,8 @@ func TestDraftsConflictsMineAndTheirs(t *testing.T) {
 	p1Hello := gitRun(t, dir, "rev-parse", "main:"+hello)
 
 	// bob writes hello-world (reading main's new version) and the reading list
-	write(t, s, bob, WriteContentInput{Collection: "posts", Slug: "hello-world", Data: validPost("Hello from bob"), Body: "Bob's body.\n"})
-	write(t, s, bob, WriteContentInput{Collection: "notes", Slug: "reading-list", Data: map[string]any{"title": "Bob's list"}, Body: "bob\n"})
+	write(t, s, bob, WriteContentInput{Collection: "posts", Slug: "hello-world", Data: validPost("Hello from bob"), Body: ptr("Bob's body.\n")})
+	write(t, s, bob, WriteContentInput{Collection: "notes", Slug: "reading-list", Data: map[string]any{"title": "Bob's list"}, Body: ptr("bob\n")})
 
 	// ada's draft reads her own hello-world and production's new search post
 	adaBranch := drafts.Branch(ada.ID)
@@ -401,7 +401,7 @@ func TestPublishDirtyWorktreeFallsBack(t *testing.T) {
 	dir := s.Project.Git.Path()
 	ctx := context.Background()
 	op := Caller{ID: "user:op@example.org", Operator: true}
-	write(t, s, op, WriteContentInput{Collection: "notes", Slug: "reading-list", Data: map[string]any{"title": "Op"}, Body: "op\n"})
+	write(t, s, op, WriteContentInput{Collection: "notes", Slug: "reading-list", Data: map[string]any{"title": "Op"}, Body: ptr("op\n")})
 	editFile(t, dir, reading, "local edit\n")
 	main := gitRun(t, dir, "rev-parse", "main")
 	res, err := s.PublishDrafts(ctx, op, PublishDraftsInput{PublishRequest: drafts.PublishRequest{Paths: []string{reading}}})
@@ -498,7 +498,7 @@ func TestConcurrentWritesOneDraft(t *testing.T) {
 			defer wg.Done()
 			for i := range each {
 				_, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "notes", Slug: fmt.Sprintf("race-%d-%d", w, i),
-					Data: map[string]any{"n": i}, Body: "x\n"})
+					Data: map[string]any{"n": i}, Body: ptr("x\n")})
 				errc <- err
 			}
 		}()

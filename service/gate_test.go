@@ -19,7 +19,7 @@ func TestWriteRefusesExecutableMDX(t *testing.T) {
 	s := openSample(t)
 	agent := Caller{ID: "agent:mdx", Scopes: []string{ScopeContentWrite}}
 	body := "Intro.\n\nHello {user.name}!\n\n<Chart onClick={steal} />\n"
-	_, err := s.WriteContent(context.Background(), agent, WriteContentInput{Collection: "posts", Slug: "unsafe", Data: validPost("Unsafe"), Body: body})
+	_, err := s.WriteContent(context.Background(), agent, WriteContentInput{Collection: "posts", Slug: "unsafe", Data: validPost("Unsafe"), Body: ptr(body)})
 	e, ok := errs.As(err)
 	if !ok || e.Code != errs.InputValidationFailed {
 		t.Fatalf("got %v, want INPUT_VALIDATION_FAILED", err)
@@ -73,10 +73,10 @@ func TestGateSkipsUnchangedBody(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc.Data["title"] = "Legacy, retitled"
-	if _, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "legacy", Data: doc.Data, Body: doc.Body}); err != nil {
+	if _, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "legacy", Data: doc.Data, Body: ptr(doc.Body)}); err != nil {
 		t.Errorf("frontmatter-only edit re-checked the body: %v", err)
 	}
-	if _, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "legacy", Data: doc.Data, Body: doc.Body + "More {x}.\n"}); !errs.Is(err, errs.InputValidationFailed) {
+	if _, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "legacy", Data: doc.Data, Body: ptr(doc.Body + "More {x}.\n")}); !errs.Is(err, errs.InputValidationFailed) {
 		t.Errorf("changed unsafe body accepted: %v", err)
 	}
 	s.Project.Config.MDX = "full"

@@ -260,7 +260,7 @@ func TestGitHubModeReview(t *testing.T) {
 	a, b := note("Tide tables", "Tides.\n"), note("Moon phases", "Moons.\n")
 	a.Slug, b.Slug = "tides", "moon"
 	wa, wb := write(t, s, bob, a), write(t, s, bob, b)
-	edit := WriteContentInput{Collection: "posts", Slug: "hello-world", Data: validPost("Hello, tides"), Body: "Now about tides.\n"}
+	edit := WriteContentInput{Collection: "posts", Slug: "hello-world", Data: validPost("Hello, tides"), Body: ptr("Now about tides.\n")}
 	we := write(t, s, bob, edit)
 	mainBefore := remoteHead(t, p.bare, "main")
 
@@ -515,7 +515,7 @@ func TestGitHubFollowWebhook(t *testing.T) {
 
 	// An agent proposes a post; a person merges the pull request on GitHub.
 	agent := Caller{ID: "agent:writer", Scopes: []string{ScopeContentWrite}}
-	in := WriteContentInput{Collection: "posts", Slug: "narwhals", Data: validPost("Narwhals"), Body: "Narwhals have a tusk.\n"}
+	in := WriteContentInput{Collection: "posts", Slug: "narwhals", Data: validPost("Narwhals"), Body: ptr("Narwhals have a tusk.\n")}
 	out := write(t, s, agent, in)
 	res, err := s.PublishDrafts(ctx, agent, PublishDraftsInput{PublishRequest: drafts.PublishRequest{Paths: []string{out.Path}}})
 	must(t, err)

@@ -14,7 +14,7 @@ type PatchContentInput struct {
 	Slug        string         `json:"slug" jsonschema:"the slug of an existing document"`
 	Set         map[string]any `json:"set,omitempty" jsonschema:"frontmatter keys to set (added or replaced)"`
 	Unset       []string       `json:"unset,omitempty" jsonschema:"frontmatter keys to remove"`
-	Body        *string        `json:"body,omitempty" jsonschema:"the new body; absent keeps the body"`
+	Body        *string        `json:"body,omitempty" jsonschema:"the new body; absent or null keeps the body, \"\" empties it"`
 	BaseVersion repo.Base      `json:"baseVersion,omitzero" jsonschema:"the version you read; null: must not exist yet; absent: unconditional"`
 	Message     string         `json:"message,omitempty" jsonschema:"commit message; a default says what changed"`
 	DryRun      bool           `json:"dryRun,omitempty" jsonschema:"validate and return the diff, commit nothing"`

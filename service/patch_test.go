@@ -29,10 +29,15 @@ func TestPatchContent(t *testing.T) {
 	}{
 		{"yaml key", PatchContentInput{Collection: "posts", Slug: "hello-world", Set: map[string]any{"status": "review"}}, "status: live", "status: review"},
 		{"toml key", PatchContentInput{Collection: "pages", Slug: "contact", Set: map[string]any{"order": 5}}, "order = 2", "order = 5"},
+		// What a JSON caller sends: numbers are float64 (DESIGN §4: a TOML int stays an int).
+		{"toml number from JSON", PatchContentInput{Collection: "pages", Slug: "contact", Set: map[string]any{"order": 5.0}}, "order = 2", "order = 5"},
+		{"toml string keeps its quotes", PatchContentInput{Collection: "pages", Slug: "contact", Set: map[string]any{"title": "Write to us"}}, `title = "Contact"`, `title = "Write to us"`},
+		{"toml added key", PatchContentInput{Collection: "pages", Slug: "contact", Set: map[string]any{"draft": true}}, "order = 2\n", "order = 2\ndraft = true\n"},
 		{"comment kept", PatchContentInput{Collection: "notes", Slug: "reading-list", Set: map[string]any{"extra": true}}, "", "extra: true"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			a := Caller{ID: "agent:" + strings.ReplaceAll(tt.name, " ", "-"), Scopes: a.Scopes} // a draft of its own
 			prod, err := s.GetContent(ctx, a, GetContentInput{Collection: tt.in.Collection, Slug: tt.in.Slug})
 			if err != nil {
 				t.Fatal(err)

@@ -255,7 +255,7 @@ func TestPublishOfTheirsAloneFailsWithItsSettle(t *testing.T) {
 	s := openSample(t)
 	dir := s.Project.Git.Path()
 	op := Caller{ID: "user:op@example.org", Operator: true}
-	write(t, s, op, WriteContentInput{Collection: "notes", Slug: "reading-list", Data: map[string]any{"title": "Op"}, Body: "op\n"})
+	write(t, s, op, WriteContentInput{Collection: "notes", Slug: "reading-list", Data: map[string]any{"title": "Op"}, Body: ptr("op\n")})
 	editFile(t, dir, reading, "---\ntitle: Main\n---\nmain\n")
 	gitRun(t, dir, "-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qam", "edit on main")
 	s.Drafts.Publisher = settleFails{s.Drafts.Publisher}

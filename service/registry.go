@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -357,12 +358,34 @@ func indent(block, pad string) string {
 	return b.String()
 }
 
+// PackageTier is how an application reads graft content.
+type PackageTier string
+
+// The tiers of ListPackages.
+const (
+	// TierHTTP is a client of a running graft serve.
+	TierHTTP PackageTier = "http"
+	// TierInProcess reads the project's Git repository directly.
+	TierInProcess PackageTier = "in-process"
+)
+
+// PackageTiers lists the tiers, in the order ListPackages lists them.
+func PackageTiers() []PackageTier { return []PackageTier{TierHTTP, TierInProcess} }
+
 // Package is a Go package an application imports to read graft content.
 type Package struct {
-	Tier        string `json:"tier"`
-	ImportPath  string `json:"importPath"`
-	Status      string `json:"status"` // "available" or "planned"
+	Tier       PackageTier `json:"tier"`
+	ImportPath string      `json:"importPath"`
+	// Status is "available" (in this module, ready to import) or "planned".
+	Status      string `json:"status"`
 	Description string `json:"description"`
+	// EntryPoints are the functions and methods to start from.
+	EntryPoints []string `json:"entryPoints"`
+}
+
+// ListPackagesInput optionally narrows ListPackages to one tier.
+type ListPackagesInput struct {
+	Tier PackageTier `json:"tier,omitempty" jsonschema:"only this tier: http (a client of graft serve) or in-process (the Git repository directly); default every tier"`
 }
 
 // ListPackagesOutput lists the packages by tier.
@@ -370,16 +393,32 @@ type ListPackagesOutput struct {
 	Packages []Package `json:"packages"`
 }
 
+// packages are the Go packages for applications, by tier.
+var packages = []Package{
+	{Tier: TierHTTP, ImportPath: "github.com/graft-studio/graft/client", Status: "available",
+		Description: "Typed client of graft serve's content API and functions: collections, documents as data, Markdown or HTML, search, functions; branch= on every read; responses revalidated by ETag (an unchanged document costs a 304).",
+		EntryPoints: []string{"client.New", "Client.Collections", "Client.Documents", "Client.Document", "Client.Markdown", "Client.HTML", "Client.Search", "Client.Call"}},
+	{Tier: TierInProcess, ImportPath: "github.com/graft-studio/graft/repo", Status: "available",
+		Description: "Open a project's Git repository directly: graft.yaml, collections, document parsing and validation, per-commit snapshots. Read-only use is safe beside a running graft.",
+		EntryPoints: []string{"repo.OpenProject", "Project.Scan", "Project.Get"}},
+	{Tier: TierInProcess, ImportPath: "github.com/graft-studio/graft/mdx", Status: "available",
+		Description: "Render a document body to HTML with the same rules as graft (GFM; raw HTML dropped unless trusted) and extract its plain text.",
+		EntryPoints: []string{"mdx.Render", "mdx.PlainText"}},
+}
+
 // ListPackages lists the Go packages an application imports to read graft
 // content, by tier: over HTTP from a running `graft serve`, or in-process
-// from the Git repository.
-func ListPackages() ListPackagesOutput {
-	return ListPackagesOutput{Packages: []Package{
-		{Tier: "http", ImportPath: "github.com/graft-studio/graft/client", Status: "planned",
-			Description: "Typed client of the content API of `graft serve` (collections, documents as Markdown or HTML, search, branch=). It lands with the serve issue; until then read in-process."},
-		{Tier: "in-process", ImportPath: "github.com/graft-studio/graft/repo", Status: "available",
-			Description: "Open a project's Git repository directly: graft.yaml, collections, document parsing and validation, per-commit snapshots (repo.OpenProject, Project.Scan, Project.Get). Read-only use is safe beside a running graft."},
-		{Tier: "in-process", ImportPath: "github.com/graft-studio/graft/mdx", Status: "available",
-			Description: "Render a document body to HTML with the same rules as graft (mdx.Render, GFM, raw HTML dropped unless trusted) and extract plain text (mdx.PlainText)."},
-	}}
+// from the Git repository; in.Tier narrows the list to one tier.
+func ListPackages(in ListPackagesInput) (ListPackagesOutput, error) {
+	if in.Tier != "" && !slices.Contains(PackageTiers(), in.Tier) {
+		return ListPackagesOutput{}, errs.New(errs.InputValidationFailed, "tier %q is not one of %v", in.Tier, PackageTiers()).
+			With("tier", string(in.Tier)).WithFix("pass tier http or in-process, or leave it out for every tier")
+	}
+	out := ListPackagesOutput{Packages: []Package{}}
+	for _, p := range packages {
+		if in.Tier == "" || p.Tier == in.Tier {
+			out.Packages = append(out.Packages, p)
+		}
+	}
+	return out, nil
 }

@@ -1,6 +1,9 @@
 package service
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,5 +110,99 @@ func TestExplainError(t *testing.T) {
 	_, err = ExplainError(ExplainErrorInput{Code: "NOPE"})
 	if e, ok := errs.As(err); !ok || e.Code != errs.InputValidationFailed || len(e.Details["codes"].([]string)) != len(all.Errors) {
 		t.Errorf("unknown code: %v", err)
+	}
+}
+
+// TestListPackagesTellsTheTruth: a package is "available" exactly when its
+// folder is in this module, and every entry point it names is declared
+// there (a function, or a method "Type.Method").
+func TestListPackagesTellsTheTruth(t *testing.T) {
+	const module = "github.com/graft-studio/graft/"
+	all, err := ListPackages(ListPackagesInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.Packages) == 0 {
+		t.Fatal("no packages")
+	}
+	for _, p := range all.Packages {
+		dir := filepath.Join("..", strings.TrimPrefix(p.ImportPath, module))
+		decls := goDeclarations(t, dir)
+		if available := len(decls) > 0; available != (p.Status == "available") {
+			t.Errorf("%s: status %q, but the folder %s holds Go declarations: %v", p.ImportPath, p.Status, dir, available)
+		}
+		if len(p.EntryPoints) == 0 {
+			t.Errorf("%s: no entry points", p.ImportPath)
+		}
+		for _, e := range p.EntryPoints {
+			name := strings.TrimPrefix(e, filepath.Base(dir)+".")
+			if !decls[name] {
+				t.Errorf("%s: entry point %s is not declared in %s", p.ImportPath, e, dir)
+			}
+		}
+	}
+}
+
+// goDeclarations lists the exported functions ("Name") and methods
+// ("Type.Name") of the non-test Go files in dir.
+func goDeclarations(t *testing.T, dir string) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+	fset := token.NewFileSet()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range file.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || !fn.Name.IsExported() {
+				continue
+			}
+			name := fn.Name.Name
+			if fn.Recv != nil && len(fn.Recv.List) == 1 {
+				typ := fn.Recv.List[0].Type
+				if star, ok := typ.(*ast.StarExpr); ok {
+					typ = star.X
+				}
+				if id, ok := typ.(*ast.Ident); ok {
+					name = id.Name + "." + name
+				}
+			}
+			out[name] = true
+		}
+	}
+	return out
+}
+
+func TestListPackagesByTier(t *testing.T) {
+	tests := []struct {
+		tier PackageTier
+		want []string
+	}{
+		{"", []string{"github.com/graft-studio/graft/client", "github.com/graft-studio/graft/repo", "github.com/graft-studio/graft/mdx"}},
+		{TierHTTP, []string{"github.com/graft-studio/graft/client"}},
+		{TierInProcess, []string{"github.com/graft-studio/graft/repo", "github.com/graft-studio/graft/mdx"}},
+	}
+	for _, tt := range tests {
+		out, err := ListPackages(ListPackagesInput{Tier: tt.tier})
+		if err != nil {
+			t.Fatalf("tier %q: %v", tt.tier, err)
+		}
+		var got []string
+		for _, p := range out.Packages {
+			got = append(got, p.ImportPath)
+		}
+		if strings.Join(got, " ") != strings.Join(tt.want, " ") {
+			t.Errorf("tier %q: %v, want %v", tt.tier, got, tt.want)
+		}
+	}
+	_, err := ListPackages(ListPackagesInput{Tier: "grpc"})
+	if e, ok := errs.As(err); !ok || e.Code != errs.InputValidationFailed || e.Fix == "" {
+		t.Errorf("unknown tier: %v", err)
 	}
 }

@@ -34,7 +34,7 @@ func BenchmarkDraftWrites(b *testing.B) {
 				for pb.Next() {
 					i := n.Add(1)
 					_, err := s.WriteContent(context.Background(), who, WriteContentInput{Collection: "notes",
-						Slug: fmt.Sprintf("n-%d", i), Data: map[string]any{"i": i}, Body: "x\n"})
+						Slug: fmt.Sprintf("n-%d", i), Data: map[string]any{"i": i}, Body: ptr("x\n")})
 					if err != nil {
 						retried.Add(1)
 					}

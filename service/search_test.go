@@ -30,7 +30,7 @@ func TestSearchDraftAndProduction(t *testing.T) {
 	}
 
 	w, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "zeppelins",
-		Data: validPost("Zeppelins"), Body: "Airships called zeppelins drift over the city.\n"})
+		Data: validPost("Zeppelins"), Body: ptr("Airships called zeppelins drift over the city.\n")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestSearchReportsStaleIndex(t *testing.T) {
 
 func TestCompileStrict(t *testing.T) {
 	dir := fixtures.SampleRepo(t)
-	must(t, os.WriteFile(filepath.Join(dir, "content/posts/Bad_Name.mdx"), []byte("---\ntitle: x\ndate: 2026-01-01\n---\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "content/posts/Bad Name.mdx"), []byte("---\ntitle: x\ndate: 2026-01-01\n---\n"), 0o644))
 	must(t, os.WriteFile(filepath.Join(dir, "content/posts/unsafe.mdx"), []byte("---\ntitle: x\ndate: 2026-01-01\n---\n\n{x}\n"), 0o644))
 	if _, err := fixtures.CommitDir(dir, "problems"); err != nil {
 		t.Fatal(err)
@@ -125,7 +125,7 @@ func TestCompileStrict(t *testing.T) {
 	if n := len(out.Results[0].Problems); n != 2 {
 		t.Errorf("problems %+v", out.Results[0].Problems)
 	}
-	if _, err := s.Compile(ctx, operator, CompileInput{Strict: true}); !errs.Is(err, errs.InputValidationFailed) || !strings.Contains(err.Error(), "Bad_Name.mdx") {
+	if _, err := s.Compile(ctx, operator, CompileInput{Strict: true}); !errs.Is(err, errs.InputValidationFailed) || !strings.Contains(err.Error(), "Bad Name.mdx") {
 		t.Errorf("strict: %v", err)
 	}
 	// valid documents are still indexed
@@ -152,7 +152,7 @@ func TestSearchDraftAfterProductionMoves(t *testing.T) {
 		t.Fatal(err)
 	}
 	w, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "hello-world", Data: hello.Data,
-		Body: "The draft speaks of walruses.\n", BaseVersion: repo.Base{Present: true, Version: hello.Version}})
+		Body: ptr("The draft speaks of walruses.\n"), BaseVersion: repo.Base{Present: true, Version: hello.Version}})
 	if err != nil {
 		t.Fatal(err)
 	}

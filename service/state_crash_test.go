@@ -32,7 +32,7 @@ func TestStateCrashChild(t *testing.T) {
 	ctx := context.Background()
 	for i := 0; i < 5000; i++ {
 		slug := fmt.Sprintf("crash-%04d", i)
-		out, err := s.WriteContent(ctx, agentA, WriteContentInput{Collection: "notes", Slug: slug, Data: map[string]any{"i": i}, Body: "burst\n"})
+		out, err := s.WriteContent(ctx, agentA, WriteContentInput{Collection: "notes", Slug: slug, Data: map[string]any{"i": i}, Body: ptr("burst\n")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +124,7 @@ func TestStateCrash(t *testing.T) {
 		}
 	}
 	// The project keeps working after the crash.
-	if _, err := s.WriteContent(ctx, agentA, WriteContentInput{Collection: "notes", Slug: "after-crash", Data: map[string]any{}, Body: "ok\n"}); err != nil {
+	if _, err := s.WriteContent(ctx, agentA, WriteContentInput{Collection: "notes", Slug: "after-crash", Data: map[string]any{}, Body: ptr("ok\n")}); err != nil {
 		t.Fatalf("write after the crash: %v", err)
 	}
 	gitRun(t, dir, "fsck", "--no-dangling")

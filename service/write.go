@@ -13,14 +13,17 @@ import (
 
 // WriteContentInput is a whole-document write.
 type WriteContentInput struct {
-	Collection  string         `json:"collection" jsonschema:"the collection"`
-	Slug        string         `json:"slug" jsonschema:"the document's slug: lower-case kebab segments joined by /"`
-	Data        map[string]any `json:"data" jsonschema:"the frontmatter"`
-	Body        string         `json:"body" jsonschema:"the Markdown or MDX body"`
-	BaseVersion repo.Base      `json:"baseVersion,omitzero" jsonschema:"the version you read; null: must not exist yet; absent: unconditional"`
-	Message     string         `json:"message,omitempty" jsonschema:"commit message; a default says what changed"`
-	DryRun      bool           `json:"dryRun,omitempty" jsonschema:"validate and return the diff, commit nothing"`
-	Branch      string         `json:"branch,omitempty" jsonschema:"a preview branch to write to; default your draft"`
+	Collection string         `json:"collection" jsonschema:"the collection"`
+	Slug       string         `json:"slug" jsonschema:"the document's slug: lower-case words of a-z and 0-9 joined by single -, _ or ., segments joined by /"`
+	Data       map[string]any `json:"data" jsonschema:"the frontmatter"`
+	// Body is nil when no body was given (absent or null): fine for a new
+	// document or one whose body is empty, refused where it would drop a
+	// body; "" empties it.
+	Body        *string   `json:"body,omitempty" jsonschema:"the Markdown or MDX body; \"\" for none. Absent or null: none for a new document, refused for one that has a body (pass it, or use patch_content)"`
+	BaseVersion repo.Base `json:"baseVersion,omitzero" jsonschema:"the version you read; null: must not exist yet; absent: unconditional"`
+	Message     string    `json:"message,omitempty" jsonschema:"commit message; a default says what changed"`
+	DryRun      bool      `json:"dryRun,omitempty" jsonschema:"validate and return the diff, commit nothing"`
+	Branch      string    `json:"branch,omitempty" jsonschema:"a preview branch to write to; default your draft"`
 }
 
 // WriteContentOutput says where a write landed.
@@ -62,9 +65,8 @@ func (s *Service) writeContent(ctx context.Context, c Caller, in WriteContentInp
 }
 
 func (s *Service) writeOnce(ctx context.Context, c Caller, in WriteContentInput) (WriteContentOutput, error) {
-	body := in.Body
 	return s.changeOne(ctx, c, in.Branch, edit{op: opPut, collection: in.Collection, slug: in.Slug,
-		data: in.Data, body: &body, baseVersion: in.BaseVersion}, in.Message, in.DryRun)
+		data: in.Data, body: in.Body, baseVersion: in.BaseVersion}, in.Message, in.DryRun)
 }
 
 // changeOne prepares one edit on its target branch and commits it, or with
@@ -118,7 +120,7 @@ type edit struct {
 	collection  string
 	slug        string
 	data        map[string]any // put: the whole frontmatter
-	body        *string        // put: the body; patch: nil keeps the body
+	body        *string        // put: the body (nil: none given); patch: nil keeps the body
 	set         map[string]any // patch: keys to set
 	unset       []string       // patch: keys to remove
 	baseVersion repo.Base      // absent: unconditional
@@ -240,8 +242,14 @@ func (s *Service) prepare(snap treeView, e edit, refs func(collection, slug stri
 		return prepared{}, repo.ValidationError(coll.Name, issues)
 	}
 	var body []byte
-	if e.body != nil {
+	switch {
+	case e.body != nil:
 		body = []byte(*e.body)
+	case e.op == opPut && p.current != nil && p.current.Body != "":
+		// A whole-document write without a body would drop the one there.
+		return prepared{}, errs.New(errs.InputValidationFailed, "%s/%s has a body and this write gives none", coll.Name, e.slug).
+			With("collection", coll.Name).With("slug", e.slug).
+			WithFix("pass body (\"\" to remove it), or change only frontmatter keys with patch_content")
 	}
 	switch {
 	case e.op == opPatch:
@@ -256,6 +264,9 @@ func (s *Service) prepare(snap treeView, e edit, refs func(collection, slug stri
 	}
 	written, err := repo.ParseDocument(p.content)
 	if err != nil {
+		return prepared{}, err
+	}
+	if err := checkWrittenSlug(s.Project.Config, coll, p.path, e.slug, written.Data); err != nil {
 		return prepared{}, err
 	}
 	if p.current == nil || p.current.Body != string(written.Body) {
@@ -319,18 +330,41 @@ func conflict(collection, slug string, base repo.Base, current string) error {
 		WithFix("read the document again, apply your change to it and retry with its version as baseVersion")
 }
 
-// checkSlugArgument checks the slug argument and that data.slug agrees with it.
+// checkSlugArgument checks the slug argument and that data.slug agrees with
+// it: equal to its last segment once lower-cased, as repo.DocumentSlug reads
+// it (a null or empty data.slug is no slug, as there).
 func checkSlugArgument(slug string, data map[string]any) error {
 	if !repo.ValidSlug(slug) {
-		return errs.New(errs.InvalidSlug, "slug %q is not lower-case kebab segments joined by '/'", slug).
-			With("slug", slug).WithFix("use %q", repo.KebabSuggestion(slug))
+		return errs.New(errs.InvalidSlug, "slug %q is not a slug: %s, at most %d characters", slug, repo.SlugRule, repo.MaxSlugLength).
+			With("slug", slug).WithFix("use %q", repo.SuggestSlug(slug))
 	}
-	if v, ok := data["slug"]; ok {
+	if v, ok := data["slug"]; ok && v != nil && v != "" {
 		last := slug[strings.LastIndex(slug, "/")+1:]
-		if sv, isString := v.(string); !isString || sv != last {
+		if sv, isString := v.(string); !isString || strings.ToLower(sv) != last {
 			return errs.New(errs.InvalidSlug, "data.slug %v disagrees with the slug argument %q", v, slug).
 				WithFix("remove data.slug or set it to %q", last)
 		}
+	}
+	return nil
+}
+
+// checkWrittenSlug checks that the file a write leaves at p reads back as
+// the document it was written as: the slug repo.DocumentSlug gives it (which
+// a new "…/index" slug, for one, would not) in the same collection.
+func checkWrittenSlug(cfg *repo.Config, coll *repo.Collection, p, slug string, data map[string]any) error {
+	got, rel, ok := cfg.CollectionFor(p)
+	if !ok || got != coll {
+		return errs.New(errs.InvalidSlug, "%s/%s would be written to %s, outside the collection's folder", coll.Name, slug, p).
+			With("path", p).WithFix("choose another slug")
+	}
+	read, err := repo.DocumentSlug(rel, data)
+	if err != nil {
+		return err
+	}
+	if read != slug {
+		return errs.New(errs.InvalidSlug, "%s/%s would be written to %s, which reads back as %s/%s", coll.Name, slug, p, coll.Name, read).
+			With("path", p).With("slug", slug).
+			WithFix("choose a slug whose last segment is not index, or drop data.slug")
 	}
 	return nil
 }

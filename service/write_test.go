@@ -68,11 +68,14 @@ func TestWriteRefusesBadInput(t *testing.T) {
 		{"absolute slug", WriteContentInput{Collection: "posts", Slug: "/etc/passwd", Data: validPost("T")}, errs.InvalidSlug},
 		{"NUL in slug", WriteContentInput{Collection: "posts", Slug: "a\x00b", Data: validPost("T")}, errs.InvalidSlug},
 		{"invalid UTF-8 slug", WriteContentInput{Collection: "posts", Slug: "caf\xe9", Data: validPost("T")}, errs.InvalidSlug},
-		{"not kebab", WriteContentInput{Collection: "posts", Slug: "Hello_World", Data: validPost("T")}, errs.InvalidSlug},
+		{"upper case", WriteContentInput{Collection: "posts", Slug: "Hello_World", Data: validPost("T")}, errs.InvalidSlug},
+		{"two separators", WriteContentInput{Collection: "posts", Slug: "a--b", Data: validPost("T")}, errs.InvalidSlug},
+		{"dot segment", WriteContentInput{Collection: "posts", Slug: "a/../b", Data: validPost("T")}, errs.InvalidSlug},
+		{"index slug reads back as its folder", WriteContentInput{Collection: "notes", Slug: "guides/index", Data: map[string]any{}}, errs.InvalidSlug},
 		{"data.slug disagrees", WriteContentInput{Collection: "posts", Slug: "a", Data: withData("slug", "b")}, errs.InvalidSlug},
 		{"symlinked folder", WriteContentInput{Collection: "posts", Slug: "linked/evil", Data: validPost("T")}, errs.InvalidPath},
 		{"dangling symlink", WriteContentInput{Collection: "posts", Slug: "dangling", Data: validPost("T")}, errs.InvalidPath},
-		{"2 MiB document", WriteContentInput{Collection: "posts", Slug: "big", Data: validPost("T"), Body: strings.Repeat("word ", 2<<20/5)}, errs.DocumentInvalid},
+		{"2 MiB document", WriteContentInput{Collection: "posts", Slug: "big", Data: validPost("T"), Body: ptr(strings.Repeat("word ", 2<<20/5))}, errs.DocumentInvalid},
 		{"frontmatter 100 deep", WriteContentInput{Collection: "notes", Slug: "deep", Data: map[string]any{"x": deep}}, errs.DocumentInvalid},
 		{"missing reference", WriteContentInput{Collection: "posts", Slug: "r", Data: withData("author", "nobody")}, errs.ContentReferenceNotFound},
 		{"schema", WriteContentInput{Collection: "posts", Slug: "s", Data: map[string]any{"title": 3}}, errs.SchemaValidationFailed},
@@ -109,12 +112,74 @@ func TestWriteRefusesBadInput(t *testing.T) {
 	}
 }
 
+// TestWriteSlugShapes: slugs of DESIGN §4's rule beyond kebab case are
+// written where the rule says and read back by the same slug.
+func TestWriteSlugShapes(t *testing.T) {
+	s := openSample(t)
+	ctx := context.Background()
+	agent := Caller{ID: "agent:slugs", Scopes: []string{ScopeContentWrite}}
+	tests := []struct {
+		slug string
+		data map[string]any
+		path string
+	}{
+		{"hugo_build", map[string]any{}, "content/notes/hugo_build.md"},
+		{"news/v0.124.0", map[string]any{}, "content/notes/news/v0.124.0.md"},
+		{"a.md", map[string]any{}, "content/notes/a.md.md"},
+		// A frontmatter slug is read lower-cased, as file names are.
+		{"cmd/hugo_convert_tojson", map[string]any{"slug": "hugo_convert_toJSON"}, "content/notes/cmd/hugo_convert_tojson.md"},
+	}
+	for _, tt := range tests {
+		out, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "notes", Slug: tt.slug, Data: tt.data, Body: ptr("Text.\n")})
+		if err != nil {
+			t.Errorf("write %s: %v", tt.slug, err)
+			continue
+		}
+		if out.Path != tt.path {
+			t.Errorf("write %s went to %s, want %s", tt.slug, out.Path, tt.path)
+		}
+		got, err := s.GetContent(ctx, agent, GetContentInput{Collection: "notes", Slug: tt.slug, Branch: out.Branch})
+		if err != nil || got.Version != out.Version {
+			t.Errorf("read %s back: %+v, %v", tt.slug, got, err)
+		}
+	}
+}
+
+// TestWriteBodyGivenOrNot: a whole-document write without a body (nil) is
+// a document without one — refused where that would drop the body there;
+// "" empties it.
+func TestWriteBodyGivenOrNot(t *testing.T) {
+	s := openSample(t)
+	ctx := context.Background()
+	agent := Caller{ID: "agent:bodies", Scopes: []string{ScopeContentWrite}}
+	post := validPost("Hello")
+	if _, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "hello-world", Data: post}); !errs.Is(err, errs.InputValidationFailed) {
+		t.Fatalf("no body over a body: %v", err)
+	}
+	_, err := s.ApplyChanges(ctx, agent, ApplyChangesInput{Changes: []ChangeEntry{{Op: opPut, Collection: "posts", Slug: "hello-world", Data: post}}})
+	if !errs.Is(err, errs.InputValidationFailed) {
+		t.Fatalf("apply put without body over a body: %v", err)
+	}
+	if _, ok, _ := s.Project.Git.Head(drafts.Branch(agent.ID)); ok {
+		t.Fatal("a refused write created the draft")
+	}
+	for _, slug := range []string{"hello-world", "no-body"} {
+		if _, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: slug, Data: post, Body: ptr("")}); err != nil {
+			t.Fatalf("%s with body \"\": %v", slug, err)
+		}
+	}
+	// Now that hello-world's body is empty, leaving body out loses nothing.
+	if _, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "hello-world", Data: validPost("Hello again")}); err != nil {
+		t.Fatalf("no body over an empty body: %v", err)
+	}
+}
+
 func TestWriteLandsOnDraft(t *testing.T) {
 	s := openSample(t)
 	ctx := context.Background()
 	agent := Caller{ID: "agent:writer", Scopes: []string{ScopeContentWrite}}
 	// dry run: a diff, nothing committed
-	dry, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "fresh", Data: validPost("Fresh"), Body: "Hello.\n", DryRun: true})
+	dry, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "fresh", Data: validPost("Fresh"), Body: ptr("Hello.\n"), DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +189,7 @@ func TestWriteLandsOnDraft(t *testing.T) {
 	if _, ok, _ := s.Project.Git.Head(drafts.Branch(agent.ID)); ok {
 		t.Fatal("dry run created the draft")
 	}
-	out, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "fresh", Data: validPost("Fresh"), Body: "Hello.\n", BaseVersion: repo.MustNotExist})
+	out, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "fresh", Data: validPost("Fresh"), Body: ptr("Hello.\n"), BaseVersion: repo.MustNotExist})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +211,7 @@ func TestWriteLandsOnDraft(t *testing.T) {
 	}
 	// an update with the right base keeps untouched frontmatter bytes
 	upd := validPost("Fresh, again")
-	out2, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "fresh", Data: upd, Body: "Hello.\n", BaseVersion: repo.Base{Present: true, Version: out.Version}})
+	out2, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "fresh", Data: upd, Body: ptr("Hello.\n"), BaseVersion: repo.Base{Present: true, Version: out.Version}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -129,7 +129,8 @@ the MDX safety gate, then committed to your draft branch (or --branch, a preview
 				return err
 			}
 			in.Collection, in.Slug = argv[0], argv[1]
-			in.Data, in.Body = parsed.Data, string(parsed.Body)
+			body := string(parsed.Body)
+			in.Data, in.Body = parsed.Data, &body
 			switch {
 			case isNew:
 				in.BaseVersion = repo.MustNotExist
