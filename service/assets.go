@@ -19,6 +19,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/repo"
 )
 
 // AssetsDirName is the asset store's folder in the state folder (.graft/assets).
@@ -312,7 +313,7 @@ func assetPathError(key string, err error) error {
 // writeAtomically writes data to file through a temporary file renamed over
 // it, so a reader never sees half an asset.
 func writeAtomically(file string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+	if err := repo.MakeStateDir(filepath.Dir(file)); err != nil {
 		return errs.New(errs.InvalidPath, "the asset folder cannot be created: %v", err).
 			WithFix("a key cannot extend another asset's key as if it were a folder; choose another key")
 	}
