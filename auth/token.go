@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/repo"
 	"github.com/graft-studio/graft/service"
 )
 
@@ -158,7 +159,7 @@ func (s *FileStore) load() error {
 
 // save writes tokens atomically (temp file, fsync, rename); the caller holds mu.
 func (s *FileStore) save(tokens []Token) error {
-	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
+	if err := repo.MakeStateDir(filepath.Dir(s.path)); err != nil {
 		return err
 	}
 	sort.Slice(tokens, func(i, j int) bool { return tokens[i].Name < tokens[j].Name })

@@ -108,7 +108,7 @@ func OpenWithOptions(dir string, tree Tree, mapper Mapper, opt Options) (*Manage
 	if opt.LockWait <= 0 {
 		opt.LockWait = 3 * time.Second
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil { // private, like all of .graft (DESIGN §10)
 		return nil, err
 	}
 	lock, err := lockDir(dir, opt.LockWait)
@@ -404,5 +404,15 @@ func (m *Manager) newIndex(path string) (bleve.Index, error) {
 	// Batches return once searchable; the build waits for persistence only
 	// before it merges and at its metadata batch (builder.persist).
 	cfg["unsafe_batch"] = true
-	return bleve.NewUsing(path, m.mapping, scorch.Name, bleve.Config.DefaultKVStore, cfg)
+	idx, err := bleve.NewUsing(path, m.mapping, scorch.Name, bleve.Config.DefaultKVStore, cfg)
+	if err != nil {
+		return nil, err
+	}
+	// Bleve writes its metadata file 0666 (less the umask); every other
+	// file of an index is 0600, and so is this one (DESIGN §10).
+	if err := os.Chmod(filepath.Join(path, "index_meta.json"), 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
+		idx.Close()
+		return nil, err
+	}
+	return idx, nil
 }

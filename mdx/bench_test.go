@@ -109,3 +109,36 @@ func BenchmarkIndexText(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHugoDocs checks and renders (trusted) the ~1,000 pages of the
+// Hugo documentation, 23 of which hold raw HTML (skipped without the
+// corpus): the gate's cost at compile, Render's per request.
+func BenchmarkHugoDocs(b *testing.B) {
+	docs := fixtures.HugoDocsOrSkip(b)
+	size := 0
+	for _, f := range docs {
+		size += len(f.Data)
+	}
+	b.Run("Check", func(b *testing.B) {
+		b.SetBytes(int64(size))
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, f := range docs {
+				if _, err := Check(f.Data, Options{Format: FormatMarkdown}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run("Render", func(b *testing.B) {
+		b.SetBytes(int64(size))
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, f := range docs {
+				if _, err := Render(f.Data, RenderOptions{Format: FormatMarkdown, Trusted: true}); err != nil {
+					b.Fatalf("%s: %v", f.Path, err)
+				}
+			}
+		}
+	})
+}

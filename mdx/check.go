@@ -5,17 +5,21 @@
 // {…} expressions and JSX that scripts or computes attributes; in .md, raw HTML
 // with scripting elements or event handlers; in both, links whose URL runs
 // script (javascript:, vbscript:, data:text/html). Gate turns the findings into
-// an INPUT_VALIDATION_FAILED error. Render turns a body into HTML and PlainText
-// into the text the search index stores. GateText gives what Gate and
-// PlainText give, from one goldmark parse of a .md body (the index compile).
+// an INPUT_VALIDATION_FAILED error. Render turns a body into HTML safely (the
+// gate, goldmark, the sanitizer) and PlainText into the text the search index
+// stores. GateText gives what Gate and PlainText give, from one goldmark parse
+// of a .md body (the index compile).
 //
 // How the checker reads a body: goldmark (with GFM) parses the block and inline
 // structure, which tells which byte ranges are code. In .md those are fenced
 // code, indented code and code spans; in .mdx, which has no indented code, no
 // autolinks and no raw HTML, the body is parsed without those constructs, so
-// only fences and code spans are code. Everything outside code is then read by
-// a small linear lexer (MDX) or by golang.org/x/net/html's tokenizer (raw HTML
-// in .md). Link, image and autolink URLs come from goldmark's tree.
+// only fences and code spans are code. Everything outside code in .mdx is read
+// by a small linear lexer. Raw HTML in .md is judged on what a browser makes of
+// the page it is part of (judgeHTML: golang.org/x/net/html's HTML5 parser,
+// with scripting on and off, and again after a serialization). Link, image and
+// autolink URLs come from goldmark's tree; the attributes of raw HTML and JSX
+// are judged by one rule (unsafeAttribute).
 //
 // Decisions where DESIGN is silent:
 //   - In .mdx, "<https://x>" and "<a@b.c>" are not autolinks; they start a JSX
@@ -30,9 +34,21 @@
 //   - An unclosed "{" is an expression that runs to the end of the body.
 //   - "Any on* attribute" is any attribute name that starts with "on"
 //     (any case) and is longer than two characters.
-//   - Dangerous URLs are checked in every attribute value of raw HTML and JSX,
-//     not only href and src, after decoding entities and removing whitespace
-//     and control characters, with the scheme compared case-insensitively.
+//   - Dangerous URLs are checked in every attribute value of raw HTML and JSX
+//     but title and alt (text, never followed), not only href and src, and in
+//     every ";"- or ","-separated item of a value (an SVG animation's values,
+//     a srcset, a refresh's "0;url=…"), after decoding entities and removing
+//     whitespace and control characters, with the scheme compared
+//     case-insensitively. An SVG animation whose attributeName is an on*
+//     attribute is an event handler.
+//   - Raw HTML is judged as part of a page: what it leaves open at its end is
+//     closed by the page's markup after it, so an unterminated tag counts with
+//     the attributes that Markdown text after it would give it. Text a browser
+//     keeps as text (a <textarea>'s or a <title>'s, a title attribute holding
+//     "<img onerror>") is not refused.
+//   - "<script" and the other scripting element names written outside code
+//     and outside raw HTML are still refused (scanScriptTags): a renderer
+//     other than goldmark may pass them through.
 //   - Unused link reference definitions are not checked (they never render).
 //   - A body whose container nesting (blockquote and list markers on one line)
 //     exceeds 64 is refused as "unparseable" rather than parsed.

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/graft-studio/graft/errs"
 )
 
 // fuzzSeeds are bodies that exercise every construct the checker reads.
@@ -54,28 +56,41 @@ func FuzzCheck(f *testing.F) {
 	})
 }
 
-// FuzzRender: rendering never panics, and without trust the HTML never
-// carries a javascript: URL in an href or src.
+// FuzzRender: rendering never panics and never serves what the gate
+// refuses: a body is either refused (DOCUMENT_INVALID, INPUT_VALIDATION_FAILED)
+// or rendered, trusted or not, to HTML whose parsed trees judgeHTML finds
+// nothing in (Render's own last step would answer INTERNAL).
 func FuzzRender(f *testing.F) {
-	for _, s := range fuzzSeeds {
+	for _, s := range append(fuzzSeeds, htmlFuzzSeeds...) {
 		f.Add(s, true)
 		f.Add(s, false)
 	}
-	f.Fuzz(func(t *testing.T, body string, mdx bool) {
-		format := FormatMarkdown
-		if mdx {
-			format = FormatMDX
-		}
-		out, err := Render([]byte(body), RenderOptions{Format: format})
-		if err != nil {
-			return // refused as too complex
-		}
-		html := strings.ToLower(string(out))
-		for _, attr := range []string{`href="javascript:`, `src="javascript:`} {
-			if strings.Contains(html, attr) {
-				t.Fatalf("live %s in %s", attr, out)
+	f.Fuzz(func(t *testing.T, body string, trusted bool) {
+		for _, format := range []string{FormatMarkdown, FormatMDX} {
+			out, err := Render([]byte(body), RenderOptions{Format: format, Trusted: trusted})
+			if errs.Is(err, errs.Internal) {
+				t.Fatalf("%s: %v", format, err)
+			}
+			if err != nil {
+				continue
+			}
+			if left := judgeHTML(out, true); len(left) > 0 {
+				t.Fatalf("%s: served %+v in %s", format, left, out)
 			}
 		}
 		_ = PlainText([]byte(body))
 	})
+}
+
+// htmlFuzzSeeds are raw HTML that parses differently in context, after a
+// serialization, or with scripting off.
+var htmlFuzzSeeds = []string{
+	"<noscript><p title=\"</noscript><img src=x onerror=alert(1)>\">\n",
+	"<div title=\"\n\n<b title=\" onmouseover=alert(1) x=\">x</b>\n",
+	"<svg><a><animate attributeName=\"href\" values=\"x;javascript:alert(1)\"/></a></svg>\n",
+	"<math><mtext><table><mglyph><style><img src=x onerror=alert(1)>\n",
+	"<svg></p><style><a id=\"</style><img src=1 onerror=alert(1)>\">\n",
+	"<form><math><mtext></form><form><mglyph><style></math><img src onerror=alert(1)>\n",
+	"<a href=\"jav&#x09;ascript:alert(1)\">x</a> <a href=\"&#106;avascript:x\">y</a>\n",
+	"[x](/y \"JavaScript: the good parts\") ![a](/i.png \"javascript:x\")\n",
 }

@@ -213,6 +213,7 @@ func (lx *lexer) tag(i int) (int, bool) {
 			if j < len(src) && src[j] == ':' && lx.nameStart(j+1) {
 				j = lx.name(j + 1)
 			}
+			attrEnd := j
 			handler := -1
 			if isEventHandler(string(src[attrStart:j])) {
 				handler = len(lx.findings)
@@ -236,8 +237,12 @@ func (lx *lexer) tag(i int) (int, bool) {
 				if end >= len(src) {
 					return fail(end)
 				}
-				if dangerousURL(string(src[j+1 : end])) {
-					lx.add(KindDangerousURL, attrStart, end+1)
+				kind := unsafeAttribute(name, string(src[attrStart:attrEnd]), string(src[j+1:end]))
+				if kind == KindEventHandler && handler >= 0 {
+					kind = "" // reported by its name already
+				}
+				if kind != "" {
+					lx.add(kind, attrStart, end+1)
 				}
 				j = end + 1
 			case '{':

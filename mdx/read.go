@@ -1,10 +1,12 @@
 package mdx
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 
 	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/text"
 )
 
 // GateText reads body once for both the gate and the search index: it returns
@@ -45,11 +47,11 @@ func read(body []byte, opt Options, wantText bool) (raw []finding, text string, 
 	gateMD := gate && opt.Format == FormatMarkdown
 	if gateMD || wantText {
 		doc, ok := parse(markdownParser, body)
+		if wantText { // first: the gate disarms dangerous links in doc
+			text = plainText(body, doc, ok)
+		}
 		if gateMD {
 			raw = checkMarkdown(body, doc, ok)
-		}
-		if wantText {
-			text = plainText(body, doc, ok)
 		}
 	}
 	return raw, text, err
@@ -67,7 +69,83 @@ func checkMarkdown(body []byte, doc ast.Node, ok bool) []finding {
 	t := readTree(body, doc)
 	skip := append(append([]span(nil), t.code...), t.html...)
 	sort.Slice(skip, func(i, j int) bool { return skip[i].start < skip[j].start })
-	return append(t.findings, scanScriptTags(body, skip)...)
+	found := append(t.findings, scanScriptTags(body, skip)...)
+	if len(t.html) > 0 {
+		found = append(found, judgeRawHTML(body, doc, t.html)...)
+	}
+	return found
+}
+
+// judgeRawHTML judges the raw HTML of a .md body in its context: doc (its
+// dangerous links disarmed first, since readTree reported them) is rendered
+// as a trusted collection renders it, raw HTML kept, and the page is judged
+// by judgeHTML, so HTML blocks that only make an element together (an
+// attribute opened in one and closed in another, a <noscript> whose text
+// ends early) are judged as the browser joins them. Each finding is placed
+// in the raw HTML where its name is written.
+//
+// Only the top-level blocks from the first that holds raw HTML on are
+// rendered: goldmark's own blocks before it are balanced HTML that leave
+// the parser where they found it. The blocks after the last that holds raw
+// HTML are left out too when the raw HTML leaves nothing open (judgePage's
+// pageEnd lands directly in <body>); otherwise the page runs to the end of
+// the body, since the Markdown text after an open tag can give it
+// attributes.
+func judgeRawHTML(body []byte, doc ast.Node, spans []span) []finding {
+	if d, ok := doc.(*ast.Document); ok {
+		linkGuard{}.Transform(d, text.NewReader(body), nil)
+	}
+	var blocks []ast.Node
+	first, last := -1, -1
+	for c := doc.FirstChild(); c != nil; c = c.NextSibling() {
+		if holdsRawHTML(c) {
+			if first < 0 {
+				first = len(blocks)
+			}
+			last = len(blocks)
+		}
+		blocks = append(blocks, c)
+	}
+	if first < 0 {
+		return nil
+	}
+	page := func(to int) ([]byte, error) {
+		var b bytes.Buffer
+		for _, n := range blocks[first:to] {
+			if err := renderTree(&b, body, n); err != nil {
+				return nil, err
+			}
+		}
+		return b.Bytes(), nil
+	}
+	part, err := page(last + 1)
+	if err != nil {
+		return []finding{{kind: KindUnparseable, start: spans[0].start, snippet: "raw HTML that cannot be rendered"}}
+	}
+	found, closed := judgePage(part, pageEnd, true)
+	if !closed {
+		whole, err := page(len(blocks))
+		if err != nil {
+			return []finding{{kind: KindUnparseable, start: spans[0].start, snippet: "raw HTML that cannot be rendered"}}
+		}
+		found = judgeHTML(whole, true)
+	}
+	return placeHTML(body, spans, found)
+}
+
+// holdsRawHTML reports whether a block holds raw HTML (an HTML block, or
+// inline HTML anywhere inside it).
+func holdsRawHTML(n ast.Node) bool {
+	found := false
+	_ = ast.Walk(n, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
+		switch c.(type) {
+		case *ast.HTMLBlock, *ast.RawHTML:
+			found = true
+			return ast.WalkStop, nil
+		}
+		return ast.WalkContinue, nil
+	})
+	return found
 }
 
 // checkMDX parses an .mdx body the way MDX reads it and returns its findings.

@@ -20,8 +20,12 @@ type RenderOptions struct {
 	// Format is "md" or "mdx".
 	Format string
 	// Trusted keeps raw HTML in .md bodies (the collection is trusted);
-	// otherwise raw HTML is dropped. Dangerous link URLs are never kept.
+	// otherwise raw HTML is dropped. Either way the HTML passes the
+	// sanitizer, and dangerous link URLs are never kept.
 	Trusted bool
+	// LineOffset is added to the lines of the gate's findings (the lines of
+	// the file before the body).
+	LineOffset int
 }
 
 // renderers: goldmark with GFM and heading ids, and a transformer that
@@ -44,12 +48,25 @@ var (
 	linkGuardOption = parser.WithASTTransformers(util.Prioritized(linkGuard{}, 1000))
 )
 
-// Render turns a body into HTML: goldmark with GFM (tables, strikethrough,
-// task lists, autolinks) and heading ids. Raw HTML in .md is dropped unless
-// opt.Trusted. In .mdx, ESM statements, expressions and JSX tags are dropped
-// (the Markdown between JSX tags is rendered). Links, images and autolinks
-// whose URL would run script are rendered without it (href=""). A body nested
-// too deeply to parse safely is DOCUMENT_INVALID.
+// Render is the one way graft turns a body into HTML it serves (the content
+// API's format=html, get_content's html, the CLI's --html): safely, in four
+// steps.
+//
+//  1. The gate: a body that fails it (Check finds anything) is never
+//     rendered, whatever the collection and the project's mdx setting. The
+//     error is DOCUMENT_INVALID with the gate's details (found, total).
+//  2. goldmark with GFM (tables, strikethrough, task lists, autolinks) and
+//     heading ids. Raw HTML in .md is dropped unless opt.Trusted. In .mdx,
+//     ESM statements, expressions and JSX tags are dropped (the Markdown
+//     between JSX tags is rendered). Links, images and autolinks whose URL
+//     would run script are rendered without it (href="").
+//  3. The sanitizer (bluemonday, an allow-list of elements, attributes and
+//     URL schemes: sanitizePolicy), trusted collections included.
+//  4. The result is parsed and judged again as the gate judges raw HTML
+//     (judgeHTML); anything left is INTERNAL, never served.
+//
+// A body nested too deeply to parse safely is DOCUMENT_INVALID; an unknown
+// format is INPUT_VALIDATION_FAILED.
 func Render(body []byte, opt RenderOptions) ([]byte, error) {
 	var md goldmark.Markdown
 	switch opt.Format {
@@ -68,6 +85,15 @@ func Render(body []byte, opt RenderOptions) ([]byte, error) {
 		return nil, errs.New(errs.DocumentInvalid, "body cannot be rendered: %s", why).
 			WithFix("Split the document or reduce its nesting and markup.")
 	}
+	if err := Gate(body, Options{Format: opt.Format, LineOffset: opt.LineOffset}); err != nil {
+		e, _ := errs.As(err)
+		out := errs.New(errs.DocumentInvalid, "the body fails the MDX safety gate, so it is not rendered: %s", e.Message).
+			WithFix("Read the file as it is (format=md), or fix the body (graft check lists every finding) and write it back.")
+		for k, v := range e.Details {
+			out.With(k, v)
+		}
+		return nil, out
+	}
 	if opt.Format == FormatMDX {
 		body = blankMDX(body)
 	}
@@ -75,7 +101,11 @@ func Render(body []byte, opt RenderOptions) ([]byte, error) {
 	if err := convert(md, body, &out); err != nil {
 		return nil, errs.New(errs.DocumentInvalid, "body cannot be rendered: %v", err)
 	}
-	return out.Bytes(), nil
+	safe := sanitizePolicy.SanitizeBytes(out.Bytes())
+	if left := judgeHTML(safe, false); len(left) > 0 {
+		return nil, errs.New(errs.Internal, "rendered HTML kept %s (%s) after sanitizing; it is not served", left[0].kind, left[0].snippet)
+	}
+	return safe, nil
 }
 
 // convert runs goldmark, turning a panic into an error.
@@ -86,6 +116,18 @@ func convert(md goldmark.Markdown, body []byte, out *bytes.Buffer) (err error) {
 		}
 	}()
 	return md.Convert(body, out)
+}
+
+// renderTree renders a parsed .md tree as a trusted collection's page
+// would be rendered (raw HTML kept), turning a panic into an error. The
+// gate judges what it gives.
+func renderTree(out *bytes.Buffer, body []byte, doc ast.Node) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = errs.New(errs.Internal, "goldmark: %v", r)
+		}
+	}()
+	return trustedMarkdown.Renderer().Render(out, body, doc)
 }
 
 // blankMDX returns a copy of an .mdx body with its ESM statements,

@@ -25,23 +25,18 @@ func TestRender(t *testing.T) {
 		{"heading ids", RenderOptions{Format: "md"}, "# Getting Started\n\n## Getting Started\n",
 			[]string{`<h1 id="getting-started">`, `<h2 id="getting-started-1">`}, nil},
 		{"raw HTML dropped", RenderOptions{Format: "md"}, "<div class=\"x\">hi</div>\n\nA <b>bold</b> word.\n",
-			[]string{"raw HTML omitted"}, []string{"<div", "<b>"}},
+			[]string{"<p>A bold word.</p>"}, []string{"<div", "<b>", "hi"}},
 		{"raw HTML kept when trusted", RenderOptions{Format: "md", Trusted: true}, "<div class=\"x\">hi</div>\n\nA <b>bold</b> word.\n",
 			[]string{`<div class="x">hi</div>`, "<b>bold</b>"}, nil},
-		{"javascript link untrusted", RenderOptions{Format: "md"}, "[x](javascript:alert(1)) ![i](JavaScript:alert(1))\n",
-			[]string{`<a href="">x</a>`}, []string{"javascript:", "JavaScript:"}},
-		{"javascript link trusted", RenderOptions{Format: "md", Trusted: true}, "[x](java&#115;cript:alert(1)) [y][r]\n\n[r]: vbscript:x\n",
-			[]string{`<a href="">x</a>`, `<a href="">y</a>`}, []string{"script:"}},
-		{"javascript autolink trusted", RenderOptions{Format: "md", Trusted: true}, "<javascript:alert(1)>\n",
-			[]string{"javascript:alert(1)"}, []string{"<a "}},
-		{"mdx drops ESM, expressions and JSX", RenderOptions{Format: "mdx"},
-			"import X from 'x'\n\n# Hello {name}\n\n<Note type=\"info\">\n\nInside **note**.\n\n</Note>\n\n`{kept}` and <Badge /> text\n",
+		{"trusted raw HTML sanitized", RenderOptions{Format: "md", Trusted: true},
+			"<div style=\"color:red\" data-x=\"1\">a</div>\n\n<style>p{}</style>\n\n<svg><circle r=\"1\"/></svg>\n\n<form action=\"/x\"><input name=\"q\"></form>\n\n<a href=\"ftp://x\">f</a> <img src=\"data:image/svg+xml,x\"> <video src=\"https://x/v.mp4\" poster=\"https://x/p.png\" controls></video>\n",
+			[]string{"<div>a</div>", "<p>f ", `<video src="https://x/v.mp4" controls="">`}, []string{"style", "<svg", "circle", "<form", "<input", "ftp:", "data:image/svg", "poster", "data-x"}},
+		{"mdx drops JSX tags", RenderOptions{Format: "mdx"},
+			"# Hello\n\n<Note type=\"info\">\n\nInside **note**.\n\n</Note>\n\n`{kept}` and <Badge /> text\n",
 			[]string{`<h1 id="hello">Hello</h1>`, "<strong>note</strong>", "<code>{kept}</code>", "text"},
-			[]string{"import", "Note", "Badge", "{name}"}},
+			[]string{"Note", "Badge"}},
 		{"mdx has no indented code", RenderOptions{Format: "mdx"}, "Para.\n\n    not code\n",
 			[]string{"<p>not code</p>"}, []string{"<pre>"}},
-		{"mdx javascript link", RenderOptions{Format: "mdx"}, "[x](javascript:alert(1))\n",
-			[]string{`<a href="">x</a>`}, []string{"javascript:"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -59,6 +54,38 @@ func TestRender(t *testing.T) {
 				if strings.Contains(html, w) {
 					t.Errorf("unexpected %q in\n%s", w, html)
 				}
+			}
+		})
+	}
+}
+
+// TestRenderRefusesGateFailures: a body that fails the gate is never
+// rendered, trusted or not: DOCUMENT_INVALID with the gate's findings.
+func TestRenderRefusesGateFailures(t *testing.T) {
+	tests := []struct {
+		name string
+		opt  RenderOptions
+		body string
+		kind string
+	}{
+		{"javascript link", RenderOptions{Format: "md"}, "[x](javascript:alert(1))\n", KindDangerousURL},
+		{"javascript link through a reference, trusted", RenderOptions{Format: "md", Trusted: true}, "[y][r]\n\n[r]: vbscript:x\n", KindDangerousURL},
+		{"javascript autolink, trusted", RenderOptions{Format: "md", Trusted: true}, "<javascript:alert(1)>\n", KindDangerousURL},
+		{"handler, trusted", RenderOptions{Format: "md", Trusted: true}, "<img src=x onerror=alert(1)>\n", KindEventHandler},
+		{"script, untrusted", RenderOptions{Format: "md"}, "<script>alert(1)</script>\n", KindScriptingElement},
+		{"mdx import", RenderOptions{Format: "mdx"}, "import X from 'x'\n\n# T\n", KindImportOrExport},
+		{"mdx expression", RenderOptions{Format: "mdx"}, "# Hello {name}\n", KindExpression},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := Render([]byte(tt.body), tt.opt)
+			e, ok := errs.As(err)
+			if !ok || e.Code != errs.DocumentInvalid || e.Fix == "" || out != nil {
+				t.Fatalf("Render = %q, %v; want DOCUMENT_INVALID", out, err)
+			}
+			found, _ := e.Details["found"].([]Finding)
+			if len(found) == 0 || found[0].Kind != tt.kind || e.Details["total"] == nil {
+				t.Errorf("details %+v, want a %s finding", e.Details, tt.kind)
 			}
 		})
 	}

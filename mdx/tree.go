@@ -10,7 +10,6 @@ import (
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
-	"golang.org/x/net/html"
 )
 
 // markdownParser reads .md bodies: CommonMark with GFM (tables change where
@@ -107,11 +106,11 @@ func (indentedParagraphParser) CanAcceptIndentedLine() bool { return true }
 // tree is what the checker learns from goldmark's tree.
 type tree struct {
 	code     []span    // fenced code, indented code (.md) and code spans
-	html     []span    // raw HTML (.md)
-	findings []finding // dangerous URLs, and what raw HTML holds
+	html     []span    // raw HTML (.md), judged whole by judgeRawHTML
+	findings []finding // dangerous link, image and autolink URLs
 }
 
-// readTree walks doc and collects code ranges, raw HTML findings and
+// readTree walks doc and collects code ranges, raw HTML ranges and
 // dangerous link, image and autolink URLs.
 func readTree(body []byte, doc ast.Node) tree {
 	var t tree
@@ -143,11 +142,8 @@ func readTree(body []byte, doc ast.Node) tree {
 				segs = append(segs, n.ClosureLine)
 			}
 			t.html = appendSegments(t.html, segs)
-			t.findings = append(t.findings, checkHTML(body, segs)...)
 		case *ast.RawHTML:
-			segs := n.Segments.Sliced(0, n.Segments.Len())
-			t.html = appendSegments(t.html, segs)
-			t.findings = append(t.findings, checkHTML(body, segs)...)
+			t.html = appendSegments(t.html, n.Segments.Sliced(0, n.Segments.Len()))
 		case *ast.Text:
 			cursor = max(cursor, n.Segment.Start)
 		case *ast.Link:
@@ -198,57 +194,6 @@ func appendURL(dst []finding, body, url []byte, cursor int) []finding {
 		start = cursor + i
 	}
 	return append(dst, finding{kind: KindDangerousURL, start: start, snippet: string(url)})
-}
-
-// checkHTML tokenizes raw HTML (the given segments of body, in order) and
-// reports scripting elements, event handlers and dangerous URLs in attribute
-// values. Raw-text elements (textarea, title, …) are tokenized as markup too,
-// so nothing hides inside them.
-func checkHTML(body []byte, segs []text.Segment) []finding {
-	type mark struct{ frag, src int }
-	var frag []byte
-	marks := make([]mark, 0, len(segs))
-	for _, s := range segs {
-		marks = append(marks, mark{len(frag), s.Start})
-		frag = append(frag, body[s.Start:s.Stop]...)
-	}
-	toSrc := func(off int) int {
-		i := sort.Search(len(marks), func(i int) bool { return marks[i].frag > off }) - 1
-		return marks[max(i, 0)].src + off - marks[max(i, 0)].frag
-	}
-	var out []finding
-	z := html.NewTokenizer(bytes.NewReader(frag))
-	pos := 0
-	for {
-		tt := z.Next()
-		if tt == html.ErrorToken {
-			return out
-		}
-		start := pos
-		pos += len(z.Raw())
-		if tt != html.StartTagToken && tt != html.SelfClosingTagToken {
-			continue
-		}
-		src, end := toSrc(start), toSrc(pos-1)+1
-		name, more := z.TagName()
-		if isScriptingElement(string(name)) {
-			out = append(out, finding{kind: KindScriptingElement, start: src, end: end})
-		}
-		for more {
-			var key, val []byte
-			key, val, more = z.TagAttr()
-			attr := string(key) + `="` + string(val) + `"`
-			if isEventHandler(string(key)) {
-				out = append(out, finding{kind: KindEventHandler, start: src, snippet: attr})
-			}
-			if dangerousURL(string(val)) {
-				out = append(out, finding{kind: KindDangerousURL, start: src, snippet: attr})
-			}
-		}
-		if tt == html.StartTagToken {
-			z.NextIsNotRawText()
-		}
-	}
 }
 
 // nextSpan returns the index of the first span in spans (sorted) that does

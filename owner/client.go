@@ -114,7 +114,7 @@ func (c *Conn) AskShutdown(ctx context.Context) error {
 // binary; argv0 is the name it runs as.
 func Spawn(exe, argv0, dir string, idle, wait time.Duration) (*Conn, error) {
 	state := filepath.Join(dir, repo.StateDirName)
-	if err := os.MkdirAll(state, 0o755); err != nil {
+	if err := repo.MakeStateDir(state); err != nil {
 		return nil, err
 	}
 	logf, err := os.OpenFile(filepath.Join(state, "owner.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)

@@ -53,7 +53,7 @@ type Info struct {
 // another process holds it, it fails with INDEX_BUSY naming that process.
 func Acquire(dir, mode string) (*Lock, error) {
 	state := filepath.Join(dir, repo.StateDirName)
-	if err := os.MkdirAll(state, 0o755); err != nil {
+	if err := repo.MakeStateDir(state); err != nil {
 		return nil, err
 	}
 	f, err := os.OpenFile(filepath.Join(state, LockName), os.O_RDWR|os.O_CREATE, 0o600)

@@ -1,7 +1,6 @@
 package repo
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -328,8 +327,12 @@ func (p *cfgParser) parse(data []byte) (*Config, error) {
 	if len(data) > cfgMaxSize {
 		return nil, p.fail(nil, "", "", "file is larger than %d bytes", cfgMaxSize)
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	root, err := DecodeYAML(data)
+	var limit *YAMLLimitError
+	if errors.As(err, &limit) {
+		return nil, p.fail(&yaml.Node{Line: limit.Line}, "", "", "%s", limit.Reason)
+	}
+	if err != nil {
 		msg := strings.TrimPrefix(err.Error(), "yaml: ")
 		n := &yaml.Node{}
 		if m := cfgYAMLLine.FindStringSubmatch(msg); m != nil {
@@ -347,10 +350,9 @@ func (p *cfgParser) parse(data []byte) (*Config, error) {
 		}
 		return nil, p.fail(n, "", "", "YAML syntax error: %s", msg)
 	}
-	if len(bytes.TrimSpace(data)) == 0 || len(doc.Content) == 0 {
+	if root == nil {
 		return nil, p.fail(nil, "", "Start the file with `version: 1`.", "file is empty")
 	}
-	root := doc.Content[0]
 	if err := p.checkAliases(root); err != nil {
 		return nil, err
 	}

@@ -21,8 +21,6 @@ const (
 	// MaxFrontmatterDepth is the deepest nesting of mappings and sequences
 	// (the frontmatter mapping itself is depth 1).
 	MaxFrontmatterDepth = 32
-	// MaxAliasNodes is the most nodes that YAML aliases may add when expanded.
-	MaxAliasNodes = 10000
 	// MaxSlugLength is the longest slug, in bytes.
 	MaxSlugLength = 200
 )
@@ -114,7 +112,8 @@ func DocumentBody(raw []byte) []byte {
 // DOCUMENT_INVALID, documents over MaxDocumentSize, invalid UTF-8,
 // unterminated frontmatter, YAML/TOML/JSON syntax errors (with the line),
 // nesting deeper than MaxFrontmatterDepth, YAML aliases that would expand
-// past MaxAliasNodes, and frontmatter that is not a mapping.
+// past MaxAliasNodes nodes or MaxYAMLExpandedBytes bytes (DecodeYAML), and
+// frontmatter that is not a mapping.
 func ParseDocument(raw []byte) (*Parsed, error) {
 	if len(raw) > MaxDocumentSize {
 		return nil, docInvalid("document is %d bytes, over the limit of %d (1 MiB)", len(raw), MaxDocumentSize).

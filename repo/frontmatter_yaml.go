@@ -3,7 +3,6 @@ package repo
 import (
 	"bytes"
 	"errors"
-	"io"
 	"math"
 	"regexp"
 	"sort"
@@ -17,34 +16,21 @@ import (
 // fmYAMLLineRe finds the line numbers in yaml.v3 error messages.
 var fmYAMLLineRe = regexp.MustCompile(`line (\d+)`)
 
-// fmDecodeYAMLNode reads the one YAML document of content as a node tree;
-// nil means the block is empty (or holds only comments).
-func fmDecodeYAMLNode(content []byte) (*yaml.Node, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(content))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		if err == nil {
-			return nil, errors.New("yaml: line " + strconv.Itoa(extra.Line) + ": a second YAML document starts here")
-		}
-		return nil, err
-	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
-		return nil, nil
-	}
-	return doc.Content[0], nil
-}
-
 // fmParseYAML reads YAML frontmatter. lineOffset is the number of document
 // lines before content, so that errors name document lines.
 func fmParseYAML(content []byte, lineOffset int) (map[string]any, error) {
-	root, err := fmDecodeYAMLNode(content)
+	root, err := DecodeYAML(content)
+	var limit *YAMLLimitError
+	if errors.As(err, &limit) {
+		e := docInvalid("YAML frontmatter: %s", limit.Reason)
+		if limit.Line > 0 {
+			e = e.With("line", limit.Line+lineOffset)
+		}
+		if limit.Limit > 0 {
+			e = e.With("limit", limit.Limit)
+		}
+		return nil, e
+	}
 	if err != nil {
 		msg, line := fmYAMLError(err, lineOffset)
 		e := docInvalid("YAML frontmatter: %s", msg)
@@ -59,9 +45,6 @@ func fmParseYAML(content []byte, lineOffset int) (map[string]any, error) {
 	if root.Kind != yaml.MappingNode {
 		line := root.Line + lineOffset
 		return nil, docInvalid("YAML frontmatter is not a mapping of keys to values (line %d)", line).With("line", line)
-	}
-	if err := fmCheckYAMLTree(root, lineOffset); err != nil {
-		return nil, err
 	}
 	var m map[string]any
 	if err := root.Decode(&m); err != nil {
@@ -92,104 +75,6 @@ func fmYAMLError(err error, lineOffset int) (string, int) {
 		return "line " + strconv.Itoa(n)
 	})
 	return strings.ReplaceAll(msg, "\n", " "), first
-}
-
-// fmYAMLStat is what the expansion of one node would produce.
-type fmYAMLStat struct {
-	size   int // nodes, aliases expanded
-	height int // nesting of mappings and sequences
-}
-
-// fmYAMLWalker measures a node tree as if its aliases were expanded,
-// without expanding them: each node is measured once.
-type fmYAMLWalker struct {
-	memo   map[*yaml.Node]fmYAMLStat
-	active map[*yaml.Node]bool
-}
-
-// fmSatAdd adds without overflowing.
-func fmSatAdd(a, b int) int {
-	const limit = 1 << 40
-	if a+b > limit {
-		return limit
-	}
-	return a + b
-}
-
-func (w *fmYAMLWalker) stat(n *yaml.Node) (fmYAMLStat, bool) {
-	if s, ok := w.memo[n]; ok {
-		return s, true
-	}
-	if w.active[n] {
-		return fmYAMLStat{}, false // an alias to its own ancestor never ends
-	}
-	w.active[n] = true
-	defer delete(w.active, n)
-	var s fmYAMLStat
-	switch n.Kind {
-	case yaml.AliasNode:
-		if n.Alias == nil {
-			return fmYAMLStat{}, false
-		}
-		t, ok := w.stat(n.Alias)
-		if !ok {
-			return t, false
-		}
-		s = t
-	default:
-		for _, c := range n.Content {
-			t, ok := w.stat(c)
-			if !ok {
-				return t, false
-			}
-			s.size = fmSatAdd(s.size, t.size)
-			s.height = max(s.height, t.height)
-		}
-		s.size = fmSatAdd(s.size, 1)
-		if n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode {
-			s.height++
-		}
-		if s.height > MaxFrontmatterDepth+1 {
-			s.height = MaxFrontmatterDepth + 1 // enough to refuse; keeps numbers small
-		}
-	}
-	w.memo[n] = s
-	return s, true
-}
-
-// fmCheckYAMLTree refuses alias bombs and deep nesting before anything is
-// decoded: it counts the nodes aliases would add and the depth the expanded
-// tree would have.
-func fmCheckYAMLTree(root *yaml.Node, lineOffset int) error {
-	w := &fmYAMLWalker{memo: map[*yaml.Node]fmYAMLStat{}, active: map[*yaml.Node]bool{}}
-	s, ok := w.stat(root)
-	if !ok {
-		return docInvalid("YAML frontmatter has an alias that refers to itself")
-	}
-	if s.height > MaxFrontmatterDepth {
-		return docInvalid("frontmatter is nested deeper than %d levels", MaxFrontmatterDepth).
-			With("limit", MaxFrontmatterDepth)
-	}
-	expanded := 0
-	var visit func(n *yaml.Node) error
-	visit = func(n *yaml.Node) error {
-		if n.Kind == yaml.AliasNode {
-			expanded = fmSatAdd(expanded, w.memo[n.Alias].size)
-			if expanded > MaxAliasNodes {
-				line := n.Line + lineOffset
-				return docInvalid("YAML aliases would expand to more than %d nodes (line %d); refusing a possible alias bomb", MaxAliasNodes, line).
-					With("line", line).With("limit", MaxAliasNodes)
-			}
-			return nil
-		}
-		for _, c := range n.Content {
-			if err := visit(c); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	return visit(root)
 }
 
 // fmYAMLIndent guesses the indentation step of a YAML block: the smallest
@@ -334,7 +219,7 @@ func fmMarshalYAML(keys []string, data map[string]any, indent int) ([]byte, erro
 // and appends new keys. It reports false when the block's layout does not
 // allow line edits (flow mappings, several keys on a line, complex keys).
 func fmEditYAML(content []byte, changes map[string]any, removed []string, nl string) ([]byte, bool) {
-	root, err := fmDecodeYAMLNode(content)
+	root, err := DecodeYAML(content)
 	if err != nil {
 		return nil, false
 	}
@@ -404,7 +289,7 @@ func fmEditYAML(content []byte, changes map[string]any, removed []string, nl str
 // order, the nodes (and comments) of unchanged keys, and appending new keys
 // in sorted order.
 func fmRewriteYAML(content []byte, want map[string]any, nl string) ([]byte, error) {
-	root, err := fmDecodeYAMLNode(content)
+	root, err := DecodeYAML(content)
 	if err != nil {
 		return nil, err
 	}

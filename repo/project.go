@@ -1,7 +1,6 @@
 package repo
 
 import (
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -27,7 +26,8 @@ type Project struct {
 }
 
 // OpenProject opens the project whose graft.yaml is in dir. The folder is
-// also the root of the Git repository.
+// also the root of the Git repository. The state folder, when it exists, is
+// made private (SecureStateDir: folders 0700, files 0600).
 func OpenProject(dir string) (*Project, error) {
 	cfg, err := LoadConfig(dir)
 	if err != nil {
@@ -37,7 +37,12 @@ func OpenProject(dir string) (*Project, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewProject(cfg, g, filepath.Join(cfg.Dir, StateDirName)), nil
+	p := NewProject(cfg, g, filepath.Join(cfg.Dir, StateDirName))
+	if err := SecureStateDir(p.StateDir); err != nil {
+		return nil, errs.New(errs.Internal, "the state folder %s cannot be made private: %v", p.StateDir, err).
+			WithFix("make %s and what it holds belong to the user running graft (chown), then retry", p.StateDir)
+	}
+	return p, nil
 }
 
 // NewProject ties a loaded configuration to a repository.
@@ -46,8 +51,8 @@ func NewProject(cfg *Config, g *Repo, stateDir string) *Project {
 		parsed: map[string]*Parsed{}, snapshots: map[string]*Snapshot{}}
 }
 
-// EnsureStateDir creates the state folder when it does not exist.
-func (p *Project) EnsureStateDir() error { return os.MkdirAll(p.StateDir, 0o755) }
+// EnsureStateDir creates the state folder (0700) when it does not exist.
+func (p *Project) EnsureStateDir() error { return MakeStateDir(p.StateDir) }
 
 // Production is the production branch: graft.yaml's, else the branch HEAD names.
 func (p *Project) Production() string {

@@ -45,13 +45,16 @@ func (s *Server) routes(mcpHandler http.Handler) *http.ServeMux {
 
 // response is what a service route answers: a JSON value, or raw bytes of
 // a content type. ETag is set from versions when the route knows them;
-// otherwise it is the hash of the body.
+// otherwise it is the hash of the body. kind (and name, an asset's key) say
+// what the bytes are, for inertHeaders.
 type response struct {
 	json        any
 	raw         []byte
 	contentType string
 	etag        string
 	headers     map[string]string
+	kind        servedKind
+	name        string
 }
 
 // serviceRoute runs fn with the project's service and writes its answer,
@@ -97,6 +100,7 @@ func (s *Server) serviceRoute(fn func(r *http.Request, svc *service.Service, c s
 		h.Set("ETag", etag)
 		h.Set("Cache-Control", "no-cache")
 		h.Set("Vary", "Authorization")
+		inertHeaders(h, res.kind, res.name, res.contentType)
 		if etagMatches(r.Header.Get("If-None-Match"), etag) {
 			w.WriteHeader(http.StatusNotModified)
 			return
@@ -166,7 +170,7 @@ func (s *Server) document(r *http.Request, svc *service.Service, c service.Calle
 	case "md":
 		res.raw, res.contentType = out.Raw, "text/markdown; charset=utf-8"
 	case "html":
-		res.raw, res.contentType = []byte(out.HTML), "text/html; charset=utf-8"
+		res.raw, res.contentType, res.kind = []byte(out.HTML), "text/html; charset=utf-8", servedRendered
 	default:
 		res.json = out
 	}
@@ -220,13 +224,14 @@ func (s *Server) function(r *http.Request, svc *service.Service, c service.Calle
 	return response{raw: out, contentType: "application/json"}, nil
 }
 
-// asset serves a file of the project's asset store with its content type.
+// asset serves a file of the project's asset store with its content type,
+// inert (inertHeaders: HTML, SVG and XML as attachments).
 func (s *Server) asset(r *http.Request, svc *service.Service, _ service.Caller) (response, error) {
 	a, err := svc.GetAsset(r.Context(), r.PathValue("key"))
 	if err != nil {
 		return response{}, err
 	}
-	return response{raw: a.Data, contentType: a.ContentType, etag: a.Version}, nil
+	return response{raw: a.Data, contentType: a.ContentType, etag: a.Version, kind: servedAsset, name: a.Key}, nil
 }
 
 func (s *Server) healthz(r *http.Request, svc *service.Service, c service.Caller) (response, error) {

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"io"
 	"io/fs"
 	"mime"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/repo"
 )
 
 // AssetsDirName is the asset store's folder in the state folder (.graft/assets).
@@ -36,7 +38,7 @@ const maxAssetKey = 200
 // PutAssetInput stores an asset (DESIGN §9).
 type PutAssetInput struct {
 	Key       string `json:"key,omitempty" jsonschema:"the asset key: lower-case [a-z0-9._-] segments joined by /, e.g. images/cover.png; default assets/<file name> for path"`
-	Path      string `json:"path,omitempty" jsonschema:"a file to read (stdio only, inside the project); give path or base64"`
+	Path      string `json:"path,omitempty" jsonschema:"a file of the project to read (stdio only): a regular file inside the project, not a dotfile, not under a dot-folder, not ignored by Git, no symbolic link; give path or base64"`
 	Base64    string `json:"base64,omitempty" jsonschema:"the bytes, base64-encoded; give path or base64"`
 	Alt       string `json:"alt,omitempty" jsonschema:"alternative text, returned for use in an asset field"`
 	Overwrite bool   `json:"overwrite,omitempty" jsonschema:"replace an existing key (needs an approval)"`
@@ -161,21 +163,18 @@ func (s *Service) assetBytes(in PutAssetInput) ([]byte, string, error) {
 			return nil, "", errs.New(errs.InputValidationFailed, "path is only accepted over stdio (graft mcp on the project's own machine)").
 				WithFix("send the bytes as base64 instead")
 		}
-		file, err := s.containedFile(in.Path)
+		f, info, err := s.Project.OpenLocalFile(in.Path)
 		if err != nil {
 			return nil, "", err
 		}
-		st, err := os.Stat(file)
-		if err != nil || !st.Mode().IsRegular() {
-			return nil, "", errs.New(errs.InvalidPath, "%s is not a readable file in the project", in.Path).WithFix("pass the path of a file inside the project")
+		defer f.Close()
+		if info.Size() > MaxAssetSize {
+			return nil, "", tooLarge(info.Size())
 		}
-		if st.Size() > MaxAssetSize {
-			return nil, "", tooLarge(st.Size())
-		}
-		if data, err = os.ReadFile(file); err != nil {
+		if data, err = io.ReadAll(io.LimitReader(f, MaxAssetSize+1)); err != nil {
 			return nil, "", err
 		}
-		name = filepath.Base(file)
+		name = info.Name()
 	case in.Base64 != "":
 		var err error
 		if data, err = decodeBase64(in.Base64); err != nil {
@@ -194,40 +193,6 @@ func tooLarge(n int64) error {
 	return errs.New(errs.InputValidationFailed, "the asset has %d bytes; at most %d are allowed", n, MaxAssetSize).
 		WithFix("store a smaller file (compress or resize it)")
 }
-
-// containedFile resolves p (relative to the project folder, or absolute
-// inside it) and refuses anything outside the project, anything reached
-// through a symbolic link that leaves it, and .git and .graft.
-func (s *Service) containedFile(p string) (string, error) {
-	root, err := filepath.EvalSymlinks(s.Project.Config.Dir)
-	if err != nil {
-		return "", err
-	}
-	file := p
-	if !filepath.IsAbs(file) {
-		file = filepath.Join(root, file)
-	}
-	refuse := func(why string) error {
-		return errs.New(errs.InvalidPath, "%s %s", p, why).With("path", p).
-			WithFix("pass a file inside the project folder (not in .git or .graft)")
-	}
-	real, err := filepath.EvalSymlinks(file)
-	if err != nil {
-		return "", refuse("does not exist")
-	}
-	rel, err := filepath.Rel(root, real)
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", refuse("is outside the project")
-	}
-	first := strings.Split(filepath.ToSlash(rel), "/")[0]
-	if first == ".git" || first == repoStateDirName {
-		return "", refuse("is inside " + first)
-	}
-	return real, nil
-}
-
-// repoStateDirName is .graft, whose files are never assets.
-const repoStateDirName = ".graft"
 
 // CheckAssetKey refuses a key that is not lower-case [a-z0-9._-] segments
 // joined by / (no empty, "." or ".." segment, none starting with a dot).
@@ -318,7 +283,7 @@ func assetPathError(key string, err error) error {
 // writeAtomically writes data to file through a temporary file renamed over
 // it, so a reader never sees half an asset.
 func writeAtomically(file string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+	if err := repo.MakeStateDir(filepath.Dir(file)); err != nil {
 		return errs.New(errs.InvalidPath, "the asset folder cannot be created: %v", err).
 			WithFix("a key cannot extend another asset's key as if it were a folder; choose another key")
 	}

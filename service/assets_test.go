@@ -77,6 +77,11 @@ func TestAssetInputs(t *testing.T) {
 	outside := filepath.Join(t.TempDir(), "secret.png")
 	must(t, os.WriteFile(outside, png, 0o644))
 	must(t, os.Symlink(outside, filepath.Join(dir, "escape.png")))
+	must(t, os.Symlink("My Photo (1).PNG", filepath.Join(dir, "alias.png")))
+	must(t, os.WriteFile(filepath.Join(dir, ".env"), []byte("GRAFT_GITHUB_TOKEN=ghp_secret\n"), 0o600))
+	must(t, os.WriteFile(filepath.Join(dir, "local.png"), png, 0o644))
+	must(t, os.MkdirAll(filepath.Join(dir, ".git", "info"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, ".git", "info", "exclude"), []byte("local.png\n"), 0o644))
 	b64 := base64.StdEncoding.EncodeToString(png)
 	tests := []struct {
 		name string
@@ -98,6 +103,10 @@ func TestAssetInputs(t *testing.T) {
 		{"symlink escape", PutAssetInput{Path: "escape.png", LocalFiles: true}, errs.InvalidPath},
 		{"git folder", PutAssetInput{Path: ".git/config", LocalFiles: true}, errs.InvalidPath},
 		{"a folder", PutAssetInput{Path: "content", LocalFiles: true}, errs.InvalidPath},
+		{"the credentials file", PutAssetInput{Path: ".env", Key: "x.txt", LocalFiles: true}, errs.InvalidPath},
+		{"the state folder", PutAssetInput{Path: ".graft/state.db", Key: "x.db", LocalFiles: true}, errs.InvalidPath},
+		{"ignored by Git", PutAssetInput{Path: "local.png", LocalFiles: true}, errs.InvalidPath},
+		{"symlink inside", PutAssetInput{Path: "alias.png", LocalFiles: true}, errs.InvalidPath},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

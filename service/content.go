@@ -142,8 +142,10 @@ type GetContentOutput struct {
 	Raw []byte `json:"-"`
 }
 
-// GetContent reads one document; with HTML it also renders the body
-// (goldmark + GFM; raw HTML kept only for trusted collections, DESIGN §7).
+// GetContent reads one document; with HTML it also renders the body with
+// mdx.Render (goldmark + GFM, raw HTML kept only for trusted collections,
+// then sanitized; a body that fails the MDX gate is DOCUMENT_INVALID and
+// never rendered, DESIGN §7, §10).
 func (s *Service) GetContent(ctx context.Context, c Caller, in GetContentInput) (GetContentOutput, error) {
 	if in.Slug == "" {
 		return GetContentOutput{}, errs.New(errs.InputValidationFailed, "slug is required").
@@ -161,7 +163,8 @@ func (s *Service) GetContent(ctx context.Context, c Caller, in GetContentInput) 
 		Branch: branch, Format: d.Format, Data: d.Data, Body: d.Body, Raw: d.Raw}
 	if in.HTML {
 		coll, _ := s.Project.Config.Collection(d.Collection)
-		html, err := mdx.Render([]byte(d.Body), mdx.RenderOptions{Format: d.Format, Trusted: coll.Trusted})
+		html, err := mdx.Render([]byte(d.Body), mdx.RenderOptions{Format: d.Format, Trusted: coll.Trusted,
+			LineOffset: linesBefore(d.Raw, []byte(d.Body))})
 		if err != nil {
 			return GetContentOutput{}, err
 		}

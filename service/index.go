@@ -129,7 +129,7 @@ type indexes struct {
 func (s *Service) indexManager() (*index.Manager, error) {
 	s.idx.once.Do(func() {
 		dir := filepath.Join(s.Project.StateDir, "index")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := repo.MakeStateDir(dir); err != nil {
 			s.idx.err = err
 			return
 		}
@@ -340,7 +340,7 @@ func (s *Service) recordCompilation(r index.CompileResult) {
 	rec := Compilation{ID: fmt.Sprintf("%d", at.UnixNano()), Branch: r.Branch, Commit: r.Commit, Changes: r.Changes,
 		Problems: len(r.Problems), Full: r.Full, TookMs: r.TookMs, At: at}
 	line, _ := json.Marshal(rec)
-	f, err := os.OpenFile(filepath.Join(s.Project.StateDir, compilationsFile), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(filepath.Join(s.Project.StateDir, compilationsFile), os.O_APPEND|os.O_CREATE|os.O_WRONLY, repo.StateFileMode)
 	if err != nil {
 		return
 	}

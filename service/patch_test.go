@@ -2,10 +2,14 @@ package service
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/graft-studio/graft/drafts"
 	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/fixtures"
 	"github.com/graft-studio/graft/repo"
 )
 
@@ -85,3 +89,48 @@ func TestPatchContent(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestAliasBytesRefusedOnWriteAndRead: a committed note whose frontmatter
+// aliases one 100 KB scalar 1,000 times (107 KB of YAML, 100 MB of values)
+// is no document: check reports it as DOCUMENT_INVALID naming the byte
+// bound, a read does not find it, and a patch (which keeps the
+// frontmatter's bytes, and so used to commit the bomb again) is refused.
+func TestAliasBytesRefusedOnWriteAndRead(t *testing.T) {
+	dir := fixtures.SampleRepo(t)
+	var b strings.Builder
+	b.WriteString("---\ntitle: bomb\nbig: &big " + strings.Repeat("a", 100<<10) + "\ncopies:\n")
+	for range 1000 {
+		b.WriteString("  - *big\n")
+	}
+	b.WriteString("---\nBody.\n")
+	must(t, os.WriteFile(filepath.Join(dir, "content", "notes", "bomb.md"), []byte(b.String()), 0o644))
+	gitRun(t, dir, "add", "-A")
+	gitRun(t, dir, "commit", "-qm", "bomb")
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	agent := Caller{ID: "agent:test", Scopes: []string{ScopeContentWrite}}
+	out, err := s.Check(ctx, agent, CheckInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, p := range out.Problems {
+		found = found || p.Path == "content/notes/bomb.md" && p.Code == errs.DocumentInvalid && strings.Contains(p.Message, "1048576 bytes")
+	}
+	if !found {
+		t.Errorf("check does not report the bomb: %+v", out.Problems)
+	}
+	_, err = s.PatchContent(ctx, agent, PatchContentInput{Collection: "notes", Slug: "bomb", Set: map[string]any{"title": "again"}})
+	if errs.CodeOf(err) != errs.DocumentNotFound {
+		t.Errorf("patch: %v, want DOCUMENT_NOT_FOUND", err)
+	}
+	if _, ok, _ := s.Project.Git.Head(drafts.Branch(agent.ID)); ok {
+		t.Error("the refused patch created the draft branch")
+	}
+	if _, err = s.GetContent(ctx, Caller{ID: "anonymous"}, GetContentInput{Collection: "notes", Slug: "bomb"}); errs.CodeOf(err) != errs.DocumentNotFound {
+		t.Errorf("get: %v, want DOCUMENT_NOT_FOUND", err)
+	}
+}

@@ -283,18 +283,17 @@ func AddStarters(dir string, in AddStartersInput) (AddStartersOutput, error) {
 // at the end of graft.yaml's collections mapping, indented like the
 // existing entries. Every other byte of the file stays as it is.
 func insertCollections(src []byte, block string) ([]byte, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(src, &doc); err != nil {
+	root, err := repo.DecodeYAML(src)
+	if err != nil {
 		return nil, errs.New(errs.ConfigInvalid, "%s does not parse: %v", repo.ConfigFileName, err)
 	}
 	lines := bytes.SplitAfter(src, []byte("\n"))
 	if len(lines) > 0 && len(lines[len(lines)-1]) == 0 {
 		lines = lines[:len(lines)-1]
 	}
-	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+	if root == nil || root.Kind != yaml.MappingNode {
 		return nil, errs.New(errs.ConfigInvalid, "%s is not a mapping", repo.ConfigFileName).WithFix("run graft init")
 	}
-	root := doc.Content[0]
 	keyAt := -1
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		if root.Content[i].Value == "collections" {

@@ -48,9 +48,16 @@ func Open(ctx context.Context, database, stateDir string) (Store, error) {
 // process's write lock, and starts every transaction as a writer, so two
 // graft processes on one project share it safely.
 func OpenSQLite(ctx context.Context, path string) (Store, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	// The file is its owner's alone (DESIGN §10): created 0600 here, so the
+	// -wal and -shm files SQLite makes beside it take the same mode.
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	f.Close()
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "journal_mode(WAL)")

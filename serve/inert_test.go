@@ -1,0 +1,103 @@
+package serve
+
+import (
+	"context"
+	"encoding/base64"
+	"mime"
+	"strings"
+	"testing"
+
+	"github.com/graft-studio/graft/service"
+)
+
+// cspRunsNoScript reports whether a Content-Security-Policy lets no script
+// run: script-src (or, without it, default-src) is 'none', and the document
+// is sandboxed without allow-scripts.
+func cspRunsNoScript(policy string) bool {
+	directives := map[string]string{}
+	for _, d := range strings.Split(policy, ";") {
+		name, value, _ := strings.Cut(strings.TrimSpace(d), " ")
+		if name != "" {
+			directives[strings.ToLower(name)] = strings.TrimSpace(value)
+		}
+	}
+	script, ok := directives["script-src"]
+	if !ok {
+		script, ok = directives["default-src"]
+	}
+	sandbox, sandboxed := directives["sandbox"]
+	return ok && script == "'none'" && sandboxed && !strings.Contains(sandbox, "allow-scripts")
+}
+
+// TestServedBytesAreInert: every asset and every rendered page carries
+// nosniff and a Content-Security-Policy that runs no script; HTML, SVG and
+// XML assets are attachments, other assets are shown as they are.
+func TestServedBytesAreInert(t *testing.T) {
+	dir := sampleProject(t)
+	ts := start(t, dir, Options{})
+	svc, err := ts.srv.Service()
+	if err != nil {
+		t.Fatal(err)
+	}
+	assets := []struct {
+		key, data  string
+		attachment bool
+	}{
+		{"up/page.html", "<script>alert(document.domain)</script>", true},
+		{"up/page.htm", "<img src=x onerror=alert(1)>", true},
+		{"up/logo.svg", `<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>`, true},
+		{"up/feed.xml", `<?xml version="1.0"?><x:script xmlns:x="http://www.w3.org/1999/xhtml">alert(1)</x:script>`, true},
+		{"up/cover.png", "\x89PNG\r\n\x1a\nfake", false},
+		{"up/notes.txt", "<script>alert(1)</script>", false},
+		{"up/blob", "<html><script>alert(1)</script>", false},
+	}
+	for _, a := range assets {
+		if _, err := svc.PutAsset(context.Background(), operator, service.PutAssetInput{Key: a.key, Base64: base64.StdEncoding.EncodeToString([]byte(a.data))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, a := range assets {
+		t.Run(a.key, func(t *testing.T) {
+			r := ts.do("GET", "/assets/"+a.key, "")
+			if r.status != 200 || r.body != a.data {
+				t.Fatalf("%d %q", r.status, r.body)
+			}
+			if r.header.Get("X-Content-Type-Options") != "nosniff" || !cspRunsNoScript(r.header.Get("Content-Security-Policy")) {
+				t.Errorf("not inert: %v", r.header)
+			}
+			disposition, params, _ := mime.ParseMediaType(r.header.Get("Content-Disposition"))
+			if a.attachment && (disposition != "attachment" || !strings.HasSuffix(a.key, "/"+params["filename"])) {
+				t.Errorf("Content-Disposition %q for %s (%s)", r.header.Get("Content-Disposition"), a.key, r.header.Get("Content-Type"))
+			}
+			if !a.attachment && disposition != "" {
+				t.Errorf("Content-Disposition %q for %s", r.header.Get("Content-Disposition"), a.key)
+			}
+			if again := ts.do("GET", "/assets/"+a.key, "", "If-None-Match", r.header.Get("ETag")); again.status != 304 {
+				t.Errorf("If-None-Match: %d", again.status)
+			}
+		})
+	}
+	for _, format := range []string{"html", "md", "json"} {
+		r := ts.do("GET", ContentPrefix+"/documents/posts/hello-world?format="+format, "")
+		if r.status != 200 || r.header.Get("X-Content-Type-Options") != "nosniff" || !cspRunsNoScript(r.header.Get("Content-Security-Policy")) {
+			t.Errorf("format=%s: %d %v", format, r.status, r.header)
+		}
+	}
+}
+
+func TestCSPRunsNoScript(t *testing.T) {
+	for policy, want := range map[string]bool{
+		cspData: true, cspRendered: true, cspAsset: true,
+		"default-src 'none'":                                      false, // not sandboxed
+		"default-src 'none'; sandbox allow-scripts":               false,
+		"default-src 'none'; script-src 'self'; sandbox":          false,
+		"script-src 'none'; sandbox":                              true,
+		"default-src 'self'; img-src *; sandbox":                  false,
+		"img-src *; sandbox allow-popups":                         false,
+		"default-src 'none'; script-src 'unsafe-inline'; sandbox": false,
+	} {
+		if got := cspRunsNoScript(policy); got != want {
+			t.Errorf("%q: %v, want %v", policy, got, want)
+		}
+	}
+}
