@@ -21,6 +21,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/graft-studio/graft/crash"
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/repo"
 	"github.com/graft-studio/graft/service"
@@ -53,6 +54,10 @@ type Options struct {
 	PollInterval time.Duration
 	// Version is reported to clients.
 	Version string
+	// Middleware wraps the handling of every request, inside the panic
+	// recovery New installs outermost (graft serve's metrics). A result may
+	// be nil, or a typed nil, when the error is set: middleware must check.
+	Middleware []sdk.Middleware
 }
 
 // Server is graft's MCP server over one project.
@@ -114,7 +119,12 @@ func New(opts Options) *Server {
 			Prompts:   &sdk.PromptCapabilities{ListChanged: true},
 		},
 	})
+	// Each AddReceivingMiddleware wraps what is there: recoverPanics comes
+	// first (innermost, next to the handlers) and last (outermost).
+	s.sdk.AddReceivingMiddleware(recoverPanics)
 	s.sdk.AddReceivingMiddleware(rewriteSchemaErrors)
+	s.sdk.AddReceivingMiddleware(opts.Middleware...)
+	s.sdk.AddReceivingMiddleware(recoverPanics)
 	s.mu.Lock()
 	s.syncTools()
 	s.mu.Unlock()
@@ -140,7 +150,7 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if s.opts.Dir != "" {
-		go func() {
+		crash.Go("graft.yaml poller", func() {
 			tick := time.NewTicker(s.opts.PollInterval)
 			defer tick.Stop()
 			for {
@@ -151,7 +161,7 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 					s.Refresh()
 				}
 			}
-		}()
+		})
 	}
 	return s.sdk.Run(ctx, t)
 }
