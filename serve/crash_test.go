@@ -30,7 +30,7 @@ type socketServer struct {
 }
 
 // startWithSocket serves dir over TCP and over a Unix socket until the test ends.
-func startWithSocket(t *testing.T, dir string, opts Options) *socketServer {
+func startWithSocket(t testing.TB, dir string, opts Options) *socketServer {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -100,7 +100,7 @@ func (ss *socketServer) transports() map[string]func(method, path, body string) 
 
 // answering fails the test unless the server still serves /healthz and a
 // valid tool call.
-func answering(t *testing.T, send func(method, path, body string) reply) {
+func answering(t testing.TB, send func(method, path, body string) reply) {
 	t.Helper()
 	if r := send("GET", "/healthz", ""); r.status != 200 {
 		t.Fatalf("/healthz: %d %s", r.status, r.body)
