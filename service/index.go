@@ -363,6 +363,7 @@ type ListCompilationsOutput struct {
 
 // ListCompilations returns recorded compiles, newest first: from the state
 // database, or for `database: none` from .graft/compilations.jsonl.
+// Anonymous callers get production's only (ReadableBranch).
 func (s *Service) ListCompilations(ctx context.Context, c Caller, in ListCompilationsInput) (ListCompilationsOutput, error) {
 	out := ListCompilationsOutput{Compilations: []Compilation{}}
 	limit, err := pageLimit(in.Limit)
