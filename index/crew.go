@@ -68,7 +68,7 @@ func newCrew() *crew {
 	helpers.want.Store(want)
 	for n := helpers.running.Load(); n < want; n = helpers.running.Load() {
 		if helpers.running.CompareAndSwap(n, n+1) {
-			go help() // items run under crash.Do (work), so help cannot panic
+			crash.Go("search helper", help) // its items run under crash.Do (work)
 		}
 	}
 	return c

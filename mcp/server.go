@@ -150,7 +150,7 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if s.opts.Dir != "" {
-		crash.Go("graft.yaml poller", func() {
+		go func() {
 			tick := time.NewTicker(s.opts.PollInterval)
 			defer tick.Stop()
 			for {
@@ -158,10 +158,11 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 				case <-ctx.Done():
 					return
 				case <-tick.C:
-					s.Refresh()
+					// A panic while re-reading graft.yaml fails that pass alone.
+					crash.Do("graft.yaml refresh", func() error { s.Refresh(); return nil })
 				}
 			}
-		})
+		}()
 	}
 	return s.sdk.Run(ctx, t)
 }

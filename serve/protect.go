@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/graft-studio/graft/auth"
@@ -137,7 +138,7 @@ func recoverHTTP(next http.Handler) http.Handler {
 			sw = &startedWriter{ResponseWriter: w}
 		}
 		defer crash.Recover(r.Method+" "+r.URL.Path, func(e *errs.Error) {
-			if sw.started {
+			if sw.started.Load() {
 				panic(http.ErrAbortHandler)
 			}
 			writeError(sw, e)
@@ -146,25 +147,26 @@ func recoverHTTP(next http.Handler) http.Handler {
 	})
 }
 
-// startedWriter remembers whether the answer has begun.
+// startedWriter remembers whether the answer has begun (the MCP handler
+// may write its stream from another goroutine).
 type startedWriter struct {
 	http.ResponseWriter
-	started bool
+	started atomic.Bool
 }
 
 func (w *startedWriter) WriteHeader(code int) {
-	w.started = true
+	w.started.Store(true)
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *startedWriter) Write(b []byte) (int, error) {
-	w.started = true
+	w.started.Store(true)
 	return w.ResponseWriter.Write(b)
 }
 
 // Flush lets streamed MCP responses through.
 func (w *startedWriter) Flush() {
-	w.started = true
+	w.started.Store(true)
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
