@@ -5,8 +5,12 @@ GO        ?= go
 BIN       := bin/graft
 RUN_DIR   ?= .run/sample
 FUZZTIME  ?= 30s
+# Targets fuzzed longer (FUZZTIME_LONG each): the whole MCP handler over HTTP
+# and the owner socket, where an input that escapes takes the process down.
+FUZZ_LONG     := FuzzMCP
+FUZZTIME_LONG ?= 5m
 # Packages whose state is shared between goroutines: their tests also run under -race.
-RACE_PKGS := ./repo/ ./index/ ./service/ ./drafts/ ./auth/ ./client/ ./state/
+RACE_PKGS := ./repo/ ./index/ ./service/ ./drafts/ ./auth/ ./client/ ./state/ ./crash/
 
 .PHONY: all build run test test-postgres vet fuzz bench clean
 
@@ -46,12 +50,13 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed on:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 
-# Long fuzzing, one target at a time (FUZZTIME each).
+# Long fuzzing, one target at a time (FUZZTIME each, FUZZTIME_LONG for FUZZ_LONG).
 fuzz:
 	@$(GO) test -list '^Fuzz' ./... | awk '/^Fuzz/ {f[n++] = $$1; next} /^ok/ {for (i = 0; i < n; i++) print $$2, f[i]; n = 0}' | \
 	while read -r pkg fn; do \
-		echo "== $$pkg $$fn"; \
-		$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+		t=$(FUZZTIME); case " $(FUZZ_LONG) " in *" $$fn "*) t=$(FUZZTIME_LONG);; esac; \
+		echo "== $$pkg $$fn ($$t)"; \
+		$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $$t $$pkg || exit 1; \
 	done
 
 # Benchmarks: go test -bench over the hot paths, then graft bench end to end

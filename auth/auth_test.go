@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/service"
+	"github.com/graft-studio/graft/state"
 )
 
 // TestFileStore: create prints a secret once and stores its hash (0600);
@@ -85,7 +87,7 @@ func TestMemoryLimiter(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			d, _ := l.Allow(context.Background(), "k", r)
+			d, _ := l.Allow(context.Background(), "k", r, 1)
 			if d.Allowed {
 				mu.Lock()
 				admitted++
@@ -97,20 +99,20 @@ func TestMemoryLimiter(t *testing.T) {
 	if admitted != 60 {
 		t.Fatalf("admitted %d of 500, want 60", admitted)
 	}
-	d, _ := l.Allow(context.Background(), "k", r)
+	d, _ := l.Allow(context.Background(), "k", r, 1)
 	if d.Allowed || d.RetryAfter != time.Second {
 		t.Errorf("empty bucket: %+v", d)
 	}
-	if d, _ := l.Allow(context.Background(), "other", r); !d.Allowed {
+	if d, _ := l.Allow(context.Background(), "other", r, 1); !d.Allowed {
 		t.Error("another key is limited")
 	}
 	now = now.Add(2 * time.Second)
 	for i, want := range []bool{true, true, false} {
-		if d, _ := l.Allow(context.Background(), "k", r); d.Allowed != want {
+		if d, _ := l.Allow(context.Background(), "k", r, 1); d.Allowed != want {
 			t.Errorf("after 2s, call %d: allowed %v", i, d.Allowed)
 		}
 	}
-	if d, _ := l.Allow(context.Background(), "k", Rate{}); !d.Allowed {
+	if d, _ := l.Allow(context.Background(), "k", Rate{}, 1); !d.Allowed {
 		t.Error("a zero rate limits")
 	}
 }
@@ -132,6 +134,113 @@ func TestParseRate(t *testing.T) {
 		got, err := ParseRate(c.in)
 		if (err == nil) != c.ok || got != c.want {
 			t.Errorf("ParseRate(%q) = %v, %v", c.in, got, err)
+		}
+	}
+}
+
+// TestLimiterCountsCalls: n calls at once take n, in both limiters; a look
+// (n = 0) takes nothing. (The state limiter's fixed window also counts
+// refused calls; the memory bucket takes nothing from a refused batch.)
+func TestLimiterCountsCalls(t *testing.T) {
+	now := time.Unix(1000, 0)
+	mem := NewMemoryLimiter()
+	mem.Now = func() time.Time { return now }
+	st, err := state.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	limiters := map[string]Limiter{"memory": mem, "state": StateLimiter{DB: st, Now: func() time.Time { return now }}}
+	r := Rate{Count: 5, Per: time.Hour}
+	for name, l := range limiters {
+		t.Run(name, func(t *testing.T) {
+			for i, step := range []struct {
+				n       int
+				allowed bool
+			}{{0, true}, {3, true}, {0, true}, {2, true}, {0, false}, {1, false}, {6, false}} {
+				d, err := l.Allow(context.Background(), "k", r, step.n)
+				if err != nil || d.Allowed != step.allowed {
+					t.Errorf("step %d (n=%d): %+v %v, want allowed %v", i, step.n, d, err, step.allowed)
+				}
+			}
+		})
+	}
+}
+
+// TestLocalMode: both token stores stay out of local mode once a token was
+// created, revoked or not, until ResetLocal, which needs no live token; a
+// store opened again remembers.
+func TestLocalMode(t *testing.T) {
+	ctx := context.Background()
+	stores := map[string]func(t *testing.T) func() TokenStore{
+		"file": func(t *testing.T) func() TokenStore {
+			path := filepath.Join(t.TempDir(), TokensFile)
+			return func() TokenStore { return NewFileStore(path) }
+		},
+		"state": func(t *testing.T) func() TokenStore {
+			path := filepath.Join(t.TempDir(), "state.db")
+			return func() TokenStore {
+				db, err := state.OpenSQLite(ctx, path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { db.Close() })
+				return StateTokens{DB: db}
+			}
+		},
+	}
+	for name, open := range stores {
+		t.Run(name, func(t *testing.T) {
+			reopen := open(t)
+			s := reopen()
+			want := func(step string, local bool) {
+				t.Helper()
+				for _, st := range []TokenStore{s, reopen()} {
+					if got, err := st.LocalMode(ctx); err != nil || got != local {
+						t.Fatalf("%s: local mode %v (%v), want %v", step, got, err, local)
+					}
+				}
+			}
+			want("no token yet", true)
+			if _, _, err := s.Create(ctx, "agent:a", nil); err != nil {
+				t.Fatal(err)
+			}
+			want("a token", false)
+			err := s.ResetLocal(ctx)
+			if e, _ := errs.As(err); e == nil || e.Code != errs.InputValidationFailed {
+				t.Fatalf("reset with a live token: %v", err)
+			}
+			if _, err := s.Revoke(ctx, "agent:a"); err != nil {
+				t.Fatal(err)
+			}
+			want("every token revoked", false)
+			if err := s.ResetLocal(ctx); err != nil {
+				t.Fatal(err)
+			}
+			want("reset", true)
+			if _, _, err := s.Create(ctx, "agent:b", nil); err != nil {
+				t.Fatal(err)
+			}
+			want("a token after the reset", false)
+		})
+	}
+}
+
+// TestTokenIdentity: a token's identity is spelled by service.TokenIdentity
+// whichever way it is looked at, and names that would spell another
+// identity are refused.
+func TestTokenIdentity(t *testing.T) {
+	for _, tc := range []struct{ name, identity string }{
+		{"agent:boss", "agent:boss"}, {"ci", "token:ci"}, {"user:ada@example.org", "user:ada@example.org"},
+	} {
+		tok := Token{Name: tc.name}
+		if tok.Identity() != tc.identity || tok.Caller().ID != tc.identity || service.TokenIdentity(tc.name) != tc.identity {
+			t.Errorf("%s: identity %q, caller %q, want %q", tc.name, tok.Identity(), tok.Caller().ID, tc.identity)
+		}
+	}
+	for _, name := range []string{"token:ci", "in-band:agent:x"} {
+		if err := CheckNewToken(name, nil); !errs.Is(err, errs.InputValidationFailed) {
+			t.Errorf("%s accepted: %v", name, err)
 		}
 	}
 }

@@ -50,12 +50,14 @@ type Decision struct {
 	RetryAfter time.Duration
 }
 
-// Limiter admits or refuses one call for a key (an identity, or an IP for
-// anonymous callers). Implementations must be exact under concurrency: a
-// burst of calls never admits more than the bucket holds. The state
-// database implements it later for limits shared between replicas.
+// Limiter admits or refuses n calls at once for a key (an identity, or an
+// IP for anonymous callers): a JSON-RPC batch of n calls counts n (DESIGN
+// §10: limits count work, not requests). n = 0 takes nothing and says
+// whether one more call would be admitted. Implementations must be exact
+// under concurrency: a burst of calls never admits more than the bucket
+// holds.
 type Limiter interface {
-	Allow(ctx context.Context, key string, r Rate) (Decision, error)
+	Allow(ctx context.Context, key string, r Rate, n int) (Decision, error)
 }
 
 // MemoryLimiter keeps token buckets in memory (one process).
@@ -79,8 +81,9 @@ const maxBuckets = 100_000
 // NewMemoryLimiter returns an empty limiter.
 func NewMemoryLimiter() *MemoryLimiter { return &MemoryLimiter{buckets: map[string]*bucket{}} }
 
-// Allow implements Limiter. A zero rate admits everything.
-func (l *MemoryLimiter) Allow(_ context.Context, key string, r Rate) (Decision, error) {
+// Allow implements Limiter. A zero rate admits everything; n calls are
+// admitted together or refused together (then nothing is taken).
+func (l *MemoryLimiter) Allow(_ context.Context, key string, r Rate, n int) (Decision, error) {
 	if r.Count <= 0 {
 		return Decision{Allowed: true, Remaining: math.MaxInt32}, nil
 	}
@@ -106,11 +109,15 @@ func (l *MemoryLimiter) Allow(_ context.Context, key string, r Rate) (Decision, 
 		b.tokens = math.Min(float64(r.Count), b.tokens+float64(elapsed)/float64(perToken))
 		b.at = now
 	}
-	if b.tokens < 1 {
-		wait := time.Duration((1 - b.tokens) * float64(perToken))
+	need := float64(max(n, 1))
+	if b.tokens < need {
+		wait := time.Duration((need - b.tokens) * float64(perToken))
+		if need > float64(r.Count) {
+			wait = r.Per // more than the bucket ever holds: never admitted
+		}
 		return Decision{Allowed: false, RetryAfter: wait}, nil
 	}
-	b.tokens--
+	b.tokens -= float64(max(n, 0))
 	return Decision{Allowed: true, Remaining: int(b.tokens)}, nil
 }
 

@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"errors"
+	"math"
 	"time"
 
 	"github.com/graft-studio/graft/errs"
@@ -86,6 +87,22 @@ func (s StateTokens) Count(ctx context.Context) (int, error) {
 	return len(live), err
 }
 
+// LocalMode implements TokenStore.
+func (s StateTokens) LocalMode(ctx context.Context) (bool, error) { return s.DB.LocalMode(ctx) }
+
+// ResetLocal implements TokenStore.
+func (s StateTokens) ResetLocal(ctx context.Context) error {
+	err := s.DB.ResetLocalMode(ctx)
+	if errors.Is(err, state.ErrConflict) {
+		live, lerr := s.List(ctx)
+		if lerr != nil {
+			return lerr
+		}
+		return errLiveTokens(live)
+	}
+	return err
+}
+
 func fromState(t state.Token, hash string) Token {
 	id := hash
 	if len(id) > 12 {
@@ -103,12 +120,15 @@ type StateLimiter struct {
 }
 
 // Allow implements Limiter.
-func (l StateLimiter) Allow(ctx context.Context, key string, r Rate) (Decision, error) {
+func (l StateLimiter) Allow(ctx context.Context, key string, r Rate, n int) (Decision, error) {
+	if r.Count <= 0 {
+		return Decision{Allowed: true, Remaining: math.MaxInt32}, nil
+	}
 	now := time.Now()
 	if l.Now != nil {
 		now = l.Now()
 	}
-	res, err := l.DB.TakeRate(ctx, key, r.Count, r.Per, now)
+	res, err := l.DB.TakeRate(ctx, key, max(n, 0), r.Count, r.Per, now)
 	if err != nil {
 		return Decision{}, err
 	}

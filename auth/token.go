@@ -43,14 +43,10 @@ type Token struct {
 	Created time.Time `json:"created"`
 }
 
-// Identity is the caller ID a token acts as: its name, prefixed with
-// "token:" unless the name already has a kind ("agent:x", "user:y").
-func (t Token) Identity() string {
-	if strings.Contains(t.Name, ":") {
-		return t.Name
-	}
-	return "token:" + t.Name
-}
+// Identity is the caller ID a token acts as (service.TokenIdentity: its
+// name, prefixed with "token:" unless the name already has a kind, as
+// "agent:x" or "user:y" do).
+func (t Token) Identity() string { return service.TokenIdentity(t.Name) }
 
 // TokenStore keeps tokens. Implementations must be safe for concurrent use.
 type TokenStore interface {
@@ -64,8 +60,27 @@ type TokenStore interface {
 	// Lookup returns the token a secret stands for; TOKEN_INVALID when it is
 	// unknown or revoked.
 	Lookup(ctx context.Context, secret string) (Token, error)
-	// Count returns how many tokens exist (local mode is "none exist").
+	// Count returns how many live tokens exist.
 	Count(ctx context.Context) (int, error)
+	// LocalMode reports whether the project is in local mode: no token was
+	// ever created, or none since ResetLocal (DESIGN §10). Revoking every
+	// token does not return to it.
+	LocalMode(ctx context.Context) (bool, error)
+	// ResetLocal returns the project to local mode explicitly (`graft token
+	// reset-local`); it refuses (INPUT_VALIDATION_FAILED naming them) while
+	// live tokens exist.
+	ResetLocal(ctx context.Context) error
+}
+
+// errLiveTokens refuses a return to local mode while tokens are live.
+func errLiveTokens(live []Token) error {
+	names := make([]string, len(live))
+	for i, t := range live {
+		names[i] = t.Name
+	}
+	return errs.New(errs.InputValidationFailed, "%d token(s) are live; local mode returns only when none is", len(live)).
+		With("tokens", names).
+		WithFix("revoke them first (graft token revoke NAME), then run graft token reset-local again")
 }
 
 // Hash returns the stored form of a secret.
@@ -92,6 +107,12 @@ func CheckNewToken(name string, scopes []string) error {
 		return errs.New(errs.InputValidationFailed, "token name %q is not valid", name).
 			WithFix("use letters, digits and . _ @ : + - (up to 100), e.g. agent:writer or ci-deploy")
 	}
+	for _, p := range service.ReservedTokenPrefixes {
+		if strings.HasPrefix(name, p) {
+			return errs.New(errs.InputValidationFailed, "token name %q starts with %q, which graft spells its own identities with", name, p).
+				WithFix("name the token %q instead (a bare name acts as token:NAME)", strings.TrimPrefix(name, p))
+		}
+	}
 	for _, s := range scopes {
 		if !scopeRE.MatchString(s) {
 			return errs.New(errs.InputValidationFailed, "scope %q is not valid", s).
@@ -110,6 +131,7 @@ type FileStore struct {
 	stamp  time.Time
 	size   int64
 	tokens []Token
+	local  bool // the file says localMode (or does not exist)
 }
 
 // TokensFile is the file name FileStore uses in a project's state folder.
@@ -123,16 +145,20 @@ func OpenProjectStore(stateDir string) *FileStore {
 	return NewFileStore(filepath.Join(stateDir, TokensFile))
 }
 
+// tokenFile is the file's shape. A file exists only once a token was
+// created, so a file without "localMode" (version 1, or any token created
+// since) is token mode; ResetLocal writes "localMode": true with no tokens.
 type tokenFile struct {
-	Version int     `json:"version"`
-	Tokens  []Token `json:"tokens"`
+	Version   int     `json:"version"`
+	Tokens    []Token `json:"tokens"`
+	LocalMode bool    `json:"localMode,omitempty"`
 }
 
 // load reads the file when it changed; the caller holds mu.
 func (s *FileStore) load() error {
 	st, err := os.Stat(s.path)
 	if os.IsNotExist(err) {
-		s.tokens, s.stamp, s.size = nil, time.Time{}, 0
+		s.tokens, s.stamp, s.size, s.local = nil, time.Time{}, 0, true
 		return nil
 	}
 	if err != nil {
@@ -153,17 +179,18 @@ func (s *FileStore) load() error {
 	if f.Tokens == nil {
 		f.Tokens = []Token{}
 	}
-	s.tokens, s.stamp, s.size = f.Tokens, st.ModTime(), st.Size()
+	s.tokens, s.stamp, s.size, s.local = f.Tokens, st.ModTime(), st.Size(), f.LocalMode && len(f.Tokens) == 0
 	return nil
 }
 
-// save writes tokens atomically (temp file, fsync, rename); the caller holds mu.
-func (s *FileStore) save(tokens []Token) error {
+// save writes tokens atomically (temp file, fsync, rename); the caller
+// holds mu. local is true only for ResetLocal.
+func (s *FileStore) save(tokens []Token, local bool) error {
 	if err := repo.MakeStateDir(filepath.Dir(s.path)); err != nil {
 		return err
 	}
 	sort.Slice(tokens, func(i, j int) bool { return tokens[i].Name < tokens[j].Name })
-	raw, err := json.MarshalIndent(tokenFile{Version: 1, Tokens: tokens}, "", "  ")
+	raw, err := json.MarshalIndent(tokenFile{Version: 2, Tokens: tokens, LocalMode: local}, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -216,7 +243,7 @@ func (s *FileStore) Create(_ context.Context, name string, scopes []string) (Tok
 		scopes = []string{}
 	}
 	t := Token{ID: h[:12], Name: name, Hash: h, Scopes: scopes, Created: time.Now().UTC().Truncate(time.Second)}
-	if err := s.save(append(append([]Token{}, s.tokens...), t)); err != nil {
+	if err := s.save(append(append([]Token{}, s.tokens...), t), false); err != nil {
 		return Token{}, "", err
 	}
 	return t, secret, nil
@@ -242,6 +269,32 @@ func (s *FileStore) Count(context.Context) (int, error) {
 	return len(s.tokens), nil
 }
 
+// LocalMode implements TokenStore.
+func (s *FileStore) LocalMode(context.Context) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.load(); err != nil {
+		return false, err
+	}
+	return s.local, nil
+}
+
+// ResetLocal implements TokenStore.
+func (s *FileStore) ResetLocal(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.load(); err != nil {
+		return err
+	}
+	if len(s.tokens) > 0 {
+		return errLiveTokens(s.tokens)
+	}
+	if s.local {
+		return nil
+	}
+	return s.save([]Token{}, true)
+}
+
 // Revoke implements TokenStore.
 func (s *FileStore) Revoke(_ context.Context, nameOrID string) (Token, error) {
 	s.mu.Lock()
@@ -252,7 +305,7 @@ func (s *FileStore) Revoke(_ context.Context, nameOrID string) (Token, error) {
 	for i, t := range s.tokens {
 		if t.Name == nameOrID || t.ID == nameOrID {
 			rest := append(append([]Token{}, s.tokens[:i]...), s.tokens[i+1:]...)
-			return t, s.save(rest)
+			return t, s.save(rest, false)
 		}
 	}
 	return Token{}, errs.New(errs.TokenInvalid, "no token named %q", nameOrID).
@@ -283,9 +336,7 @@ func ErrTokenInvalid() *errs.Error {
 }
 
 // Caller is the identity a token acts as, holding the token's scopes.
-func (t Token) Caller() service.Caller {
-	return service.Caller{ID: t.Identity(), Name: t.Name, Scopes: append([]string{}, t.Scopes...)}
-}
+func (t Token) Caller() service.Caller { return service.TokenCaller(t.Name, t.Scopes) }
 
 // Resolver returns a function resolving secrets to callers through store.
 func Resolver(store TokenStore) func(ctx context.Context, secret string) (service.Caller, error) {

@@ -23,6 +23,7 @@ import (
 	"github.com/blevesearch/bleve/v2/search/query"
 	bindex "github.com/blevesearch/bleve_index_api"
 
+	"github.com/graft-studio/graft/crash"
 	"github.com/graft-studio/graft/errs"
 )
 
@@ -525,6 +526,11 @@ func forEachWorker(n int, fn func(w, i int) error) error {
 	var stop atomic.Bool
 	failed := make([]error, workers)
 	work := func(w int) {
+		// A panic on a worker fails the loop (INTERNAL) instead of the process.
+		defer crash.Recover("compile worker", func(e *errs.Error) {
+			failed[w] = e
+			stop.Store(true)
+		})
 		for !stop.Load() {
 			i := int(next.Add(1) - 1)
 			if i >= n {
@@ -588,7 +594,7 @@ func (m *Manager) compileFull(ctx context.Context, b *builder, meta indexMeta, h
 	fl := &flow{ctx: ctx, slots: make(chan struct{}, unpersistedBatches)}
 	if merger != nil {
 		fl.persisted = merger.persisted
-		go merger.run(ctx)
+		crash.Go("staged merge", func() { merger.run(ctx) })
 		defer merger.stop()
 	}
 	workers := make([]*builder, runtime.GOMAXPROCS(0))
@@ -783,7 +789,7 @@ func (sm *stagedMerger) run(ctx context.Context) {
 		}
 		for sm.pending.Load() >= sm.stage {
 			sm.pending.Add(-sm.stage)
-			if err := sm.merge(ctx); err != nil {
+			if err := crash.Do("staged merge", func() error { return sm.merge(ctx) }); err != nil {
 				sm.err = err
 				return
 			}

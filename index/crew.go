@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/graft-studio/graft/crash"
 )
 
 // A crew runs the parallel phases of one search (statistics, matching,
@@ -66,7 +68,7 @@ func newCrew() *crew {
 	helpers.want.Store(want)
 	for n := helpers.running.Load(); n < want; n = helpers.running.Load() {
 		if helpers.running.CompareAndSwap(n, n+1) {
-			go help()
+			crash.Go("search helper", help) // its items run under crash.Do (work)
 		}
 	}
 	return c
@@ -142,7 +144,9 @@ func (p *crewPhase) work() bool {
 		}
 		claimed = true
 		if !p.stop.Load() {
-			if err := p.fn(i); err != nil {
+			// A panic in an item is that item's error (INTERNAL), returned
+			// to the search: a helper never dies with an item unfinished.
+			if err := crash.Do("search phase", func() error { return p.fn(i) }); err != nil {
 				p.mu.Lock()
 				if p.err == nil {
 					p.err = err

@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	segment "github.com/blevesearch/scorch_segment_api/v2"
+
+	"github.com/graft-studio/graft/crash"
 )
 
 // Warming. Segment files are memory-mapped, and a page enters the process
@@ -46,13 +48,13 @@ func (m *Manager) warm(bi *branchIndex) {
 	}
 	w := &m.warmer
 	w.wg.Add(1)
-	go func() {
+	crash.Go("index warming", func() {
 		defer w.wg.Done()
 		defer snap.Close() // the segments stay mapped while they are warmed
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.warmFiles(paths)
-	}()
+	})
 }
 
 // warmFiles maps the files among paths not mapped yet, when they fit.

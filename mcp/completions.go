@@ -31,22 +31,28 @@ func (s *Server) complete(ctx context.Context, req *sdk.CompleteRequest) (*sdk.C
 		if err != nil {
 			return &sdk.CompleteResult{Completion: sdk.CompletionResultDetails{Values: []string{}}}, nil
 		}
+		caller, err := s.opts.Identity(ctx)
+		if err != nil {
+			return &sdk.CompleteResult{Completion: sdk.CompletionResultDetails{Values: []string{}}}, nil
+		}
 		switch arg.Name {
 		case "collection":
 			for _, c := range svc.Project.Config.Collections {
 				values = append(values, c.Name)
 			}
 		case "branch":
-			branches, err := svc.Project.Git.Branches()
-			if err == nil {
-				for _, b := range branches {
+			// The branches the caller may see (anonymous callers: production).
+			if list, err := svc.ListBranches(ctx, caller); err == nil {
+				for _, b := range list.Branches {
 					values = append(values, b.Name)
 				}
 			}
 		case "slug":
-			branch := chosen["branch"]
-			if branch == "" {
-				branch = svc.Project.Production()
+			// The slugs of a branch the caller may read: an anonymous caller
+			// naming a draft in the context gets none.
+			branch, err := svc.ReadableBranch(caller, chosen["branch"])
+			if err != nil {
+				break
 			}
 			snap, err := svc.Project.Scan(branch)
 			if err == nil {

@@ -3,12 +3,56 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/graft-studio/graft/crash"
 	"github.com/graft-studio/graft/errs"
 )
+
+// recoverPanics isolates a panic while serving one request (DESIGN §10): a
+// panic in tools/call becomes an isError result with the INTERNAL error JSON
+// for that call alone, in any other method a JSON-RPC internal error; the
+// panic is logged with its stack (package crash). New installs it innermost,
+// so every other middleware sees the INTERNAL result like any other, and
+// outermost, so a panic in a middleware is caught too.
+func recoverPanics(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (res sdk.Result, err error) {
+		defer crash.Recover("MCP "+method+toolNameOf(method, req), func(e *errs.Error) {
+			if method == "tools/call" {
+				res, err = errorResult(e), nil
+				return
+			}
+			res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: e.Message}
+		})
+		return next(ctx, method, req)
+	}
+}
+
+// toolNameOf is " <name>" for a tools/call request (bounded: the name is the
+// caller's input), "" otherwise.
+func toolNameOf(method string, req sdk.Request) string {
+	if method != "tools/call" || req == nil {
+		return ""
+	}
+	p, ok := req.GetParams().(*sdk.CallToolParamsRaw)
+	if !ok || p == nil {
+		return ""
+	}
+	name := p.Name
+	if len(name) > 64 {
+		name = name[:64] + "…"
+	}
+	return " " + strconv.Quote(name)
+}
+
+// errorResult is the isError result carrying e's error JSON.
+func errorResult(e *errs.Error) *sdk.CallToolResult {
+	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: string(e.JSON())}}}
+}
 
 // rewriteSchemaErrors turns the go-sdk's own isError results — arguments
 // that fail the input schema or do not decode — into the error JSON with
@@ -22,7 +66,7 @@ func rewriteSchemaErrors(next sdk.MethodHandler) sdk.MethodHandler {
 			return res, err
 		}
 		r, ok := res.(*sdk.CallToolResult)
-		if !ok || !r.IsError || isErrorJSON(r.Content) {
+		if !ok || r == nil || !r.IsError || isErrorJSON(r.Content) {
 			return res, err
 		}
 		text := ""
@@ -32,12 +76,12 @@ func rewriteSchemaErrors(next sdk.MethodHandler) sdk.MethodHandler {
 			}
 		}
 		name := ""
-		if p, ok := req.GetParams().(*sdk.CallToolParamsRaw); ok {
+		if p, ok := req.GetParams().(*sdk.CallToolParamsRaw); ok && p != nil {
 			name = p.Name
 		}
 		e := errs.New(errs.InputValidationFailed, "the arguments do not match %s's input schema: %s", name, sdkMessage(text)).
 			WithFix("compare the arguments with the tool's inputSchema (tools/list) and call it again")
-		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: string(e.JSON())}}}, nil
+		return errorResult(e), nil
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -85,7 +86,9 @@ func (s *Server) addPrompts() {
 			args := req.Params.Arguments
 			for _, a := range p.def.Arguments {
 				if a.Required && strings.TrimSpace(args[a.Name]) == "" {
-					return nil, fmt.Errorf("prompt %s needs argument %s", p.def.Name, a.Name)
+					// Invalid params (-32602), not the go-sdk's code 0 for a plain error.
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+						Message: fmt.Sprintf("prompt %s needs argument %s", p.def.Name, a.Name)}
 				}
 			}
 			text, err := p.text(args)

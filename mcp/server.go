@@ -21,6 +21,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/graft-studio/graft/crash"
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/repo"
 	"github.com/graft-studio/graft/service"
@@ -53,6 +54,10 @@ type Options struct {
 	PollInterval time.Duration
 	// Version is reported to clients.
 	Version string
+	// Middleware wraps the handling of every request, inside the panic
+	// recovery New installs outermost (graft serve's metrics). A result may
+	// be nil, or a typed nil, when the error is set: middleware must check.
+	Middleware []sdk.Middleware
 }
 
 // Server is graft's MCP server over one project.
@@ -114,7 +119,12 @@ func New(opts Options) *Server {
 			Prompts:   &sdk.PromptCapabilities{ListChanged: true},
 		},
 	})
+	// Each AddReceivingMiddleware wraps what is there: recoverPanics comes
+	// first (innermost, next to the handlers) and last (outermost).
+	s.sdk.AddReceivingMiddleware(recoverPanics)
 	s.sdk.AddReceivingMiddleware(rewriteSchemaErrors)
+	s.sdk.AddReceivingMiddleware(opts.Middleware...)
+	s.sdk.AddReceivingMiddleware(recoverPanics)
 	s.mu.Lock()
 	s.syncTools()
 	s.mu.Unlock()
@@ -148,7 +158,8 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 				case <-ctx.Done():
 					return
 				case <-tick.C:
-					s.Refresh()
+					// A panic while re-reading graft.yaml fails that pass alone.
+					crash.Do("graft.yaml refresh", func() error { s.Refresh(); return nil })
 				}
 			}
 		}()

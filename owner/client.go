@@ -20,6 +20,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/graft-studio/graft/crash"
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/repo"
 	"github.com/graft-studio/graft/serve"
@@ -207,7 +208,7 @@ func (c *Conn) Bridge(ctx context.Context, in io.Reader, out io.Writer, caller s
 			mu.Unlock()
 		}
 		wg.Add(1)
-		go func() {
+		crash.Go("bridge request", func() {
 			defer wg.Done()
 			defer func() {
 				cancel()
@@ -217,10 +218,11 @@ func (c *Conn) Bridge(ctx context.Context, in io.Reader, out io.Writer, caller s
 					mu.Unlock()
 				}
 			}()
-			if err := post(rctx, hc, line, write); err != nil && id != "" {
+			err := crash.Do("bridge request", func() error { return post(rctx, hc, line, write) })
+			if err != nil && id != "" {
 				write(rpcError(msg.ID, -32603, "graft owner: "+err.Error()))
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	return sc.Err()

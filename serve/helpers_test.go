@@ -31,7 +31,7 @@ type testServer struct {
 
 // sampleProject is the sample site with two functions added (one public,
 // one needing the admin scope) and a preview branch.
-func sampleProject(t *testing.T) string {
+func sampleProject(t testing.TB) string {
 	t.Helper()
 	dir := fixtures.SampleRepo(t)
 	cfg, err := os.ReadFile(filepath.Join(dir, "graft.yaml"))
@@ -88,7 +88,7 @@ func start(t testing.TB, dir string, opts Options) *testServer {
 }
 
 // token creates a token in the project's store and returns its secret.
-func token(t *testing.T, dir, name string, scopes ...string) string {
+func token(t testing.TB, dir, name string, scopes ...string) string {
 	t.Helper()
 	tokens, _, err := auth.ForDir(dir) // the state database, as the server uses
 	if err != nil {

@@ -107,20 +107,19 @@ func (m *metrics) mcpMiddleware(next sdk.MethodHandler) sdk.MethodHandler {
 			return next(ctx, method, req)
 		}
 		name := "unknown"
-		if p, ok := req.GetParams().(*sdk.CallToolParamsRaw); ok {
+		if p, ok := req.GetParams().(*sdk.CallToolParamsRaw); ok && p != nil {
 			name = p.Name
 		}
 		start := time.Now()
 		res, err := next(ctx, method, req)
 		outcome := "ok"
-		switch r := res.(type) {
-		case *sdk.CallToolResult:
-			if r.IsError {
-				outcome = "error"
-				if len(r.Content) > 0 {
-					if t, ok := r.Content[0].(*sdk.TextContent); ok {
-						outcome = errorCode(t.Text)
-					}
+		// res may be nil, or a typed nil *CallToolResult, when err is set
+		// (an unknown tool): only a result that is there is looked into.
+		if r, ok := res.(*sdk.CallToolResult); ok && r != nil && r.IsError {
+			outcome = "error"
+			if len(r.Content) > 0 {
+				if t, ok := r.Content[0].(*sdk.TextContent); ok && t != nil {
+					outcome = errorCode(t.Text)
 				}
 			}
 		}

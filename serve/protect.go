@@ -1,16 +1,21 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/graft-studio/graft/auth"
+	"github.com/graft-studio/graft/crash"
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/service"
 )
@@ -55,9 +60,10 @@ func decodeCaller(s string) (service.Caller, error) {
 }
 
 // protect is the TCP chain: metrics, Host and Origin checks, identity,
-// rate limit, body limit — then the routes.
+// body limit, batch cap, rate limit — then the routes. A panic anywhere in
+// it is INTERNAL for that request alone.
 func (s *Server) protect(routes *http.ServeMux) http.Handler {
-	return s.metrics.wrap(routes, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return s.metrics.wrap(routes, recoverHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := s.checkHost(r); err != nil {
 			writeError(w, err)
 			return
@@ -71,8 +77,17 @@ func (s *Server) protect(routes *http.ServeMux) http.Handler {
 			writeError(w, err)
 			return
 		}
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
+		}
+		calls, err := mcpCalls(r)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
 		if limitKey != "" && s.opts.Rate.Count > 0 {
-			d, err := s.opts.Limiter.Allow(r.Context(), limitKey, s.opts.Rate)
+			// Limits count work: a batch of n calls takes n (DESIGN §10).
+			d, err := s.opts.Limiter.Allow(r.Context(), limitKey, s.opts.Rate, calls)
 			if err != nil {
 				writeError(w, err)
 				return
@@ -80,23 +95,20 @@ func (s *Server) protect(routes *http.ServeMux) http.Handler {
 			w.Header().Set("RateLimit-Limit", strconv.Itoa(s.opts.Rate.Count))
 			w.Header().Set("RateLimit-Remaining", strconv.Itoa(d.Remaining))
 			if !d.Allowed {
-				e := auth.ErrRateLimited(d, s.opts.Rate)
-				w.Header().Set("Retry-After", strconv.Itoa(e.Details["retryAfterSeconds"].(int)))
-				writeError(w, e)
+				writeError(w, auth.ErrRateLimited(d, s.opts.Rate))
 				return
 			}
 		}
-		if r.Body != nil {
-			r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
-		}
-		routes.ServeHTTP(w, r.WithContext(withCaller(r.Context(), c)))
-	}))
+		ctx := service.WithClientAddress(withCaller(r.Context(), c), s.clientIP(r))
+		routes.ServeHTTP(w, r.WithContext(ctx))
+	})))
 }
 
 // trustSocket is the owner socket chain: the identity is the one the
-// Graft-Caller header names (the operator when absent); no rate limit.
+// Graft-Caller header names (the operator when absent); the body limit and
+// the batch cap, no rate limit.
 func (s *Server) trustSocket(routes *http.ServeMux) http.Handler {
-	return s.metrics.wrap(routes, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return s.metrics.wrap(routes, recoverHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := s.operator
 		if h := r.Header.Get(CallerHeader); h != "" {
 			var err error
@@ -108,8 +120,95 @@ func (s *Server) trustSocket(routes *http.ServeMux) http.Handler {
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
 		}
+		if _, err := mcpCalls(r); err != nil {
+			writeError(w, err)
+			return
+		}
 		routes.ServeHTTP(w, r.WithContext(withCaller(r.Context(), c)))
-	}))
+	})))
+}
+
+// recoverHTTP answers a panic in next with the INTERNAL error JSON (500)
+// for that request alone, logged with its stack (package crash). When the
+// answer had begun, the connection is cut instead, as net/http does.
+func recoverHTTP(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sw, ok := w.(*startedWriter)
+		if !ok {
+			sw = &startedWriter{ResponseWriter: w}
+		}
+		defer crash.Recover(r.Method+" "+r.URL.Path, func(e *errs.Error) {
+			if sw.started.Load() {
+				panic(http.ErrAbortHandler)
+			}
+			writeError(sw, e)
+		})
+		next.ServeHTTP(sw, r)
+	})
+}
+
+// startedWriter remembers whether the answer has begun (the MCP handler
+// may write its stream from another goroutine).
+type startedWriter struct {
+	http.ResponseWriter
+	started atomic.Bool
+}
+
+func (w *startedWriter) WriteHeader(code int) {
+	w.started.Store(true)
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *startedWriter) Write(b []byte) (int, error) {
+	w.started.Store(true)
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush lets streamed MCP responses through.
+func (w *startedWriter) Flush() {
+	w.started.Store(true)
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *startedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// MaxBatch is the most JSON-RPC messages one POST /mcp may carry: a larger
+// batch is refused whole (INPUT_VALIDATION_FAILED, 400) before any of it is
+// handled. The go-sdk handles a batch's messages concurrently, so the cap
+// also bounds the work one request starts at once.
+const MaxBatch = 20
+
+// mcpCalls is how many JSON-RPC messages a POST /mcp carries: the length of
+// a batch (refused above MaxBatch), 1 for anything else (a single message,
+// or a body the MCP handler refuses itself). The body is read whole (within
+// the body limit) and left to be read again. Other routes count 1.
+func mcpCalls(r *http.Request) (int, error) {
+	if r.Method != http.MethodPost || r.URL.Path != "/mcp" || r.Body == nil {
+		return 1, nil
+	}
+	body, err := io.ReadAll(r.Body)
+	r.Body.Close()
+	if err != nil {
+		return 0, err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '[' {
+		return 1, nil
+	}
+	var batch []json.RawMessage
+	if json.Unmarshal(trimmed, &batch) != nil {
+		return 1, nil
+	}
+	if len(batch) > MaxBatch {
+		return 0, errs.New(errs.InputValidationFailed, "a JSON-RPC batch of %d messages is more than the %d one request may carry", len(batch), MaxBatch).
+			With("messages", len(batch)).With("max", MaxBatch).
+			WithFix("send at most %d messages per batch, or one message per request", MaxBatch)
+	}
+	return max(len(batch), 1), nil
 }
 
 // checkHost refuses, on a loopback server, any Host but localhost,
@@ -158,26 +257,59 @@ func (s *Server) checkOrigin(r *http.Request) error {
 func (s *Server) identify(r *http.Request) (service.Caller, string, error) {
 	h := r.Header.Get("Authorization")
 	if h != "" {
-		scheme, secret, ok := strings.Cut(h, " ")
-		if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(secret) == "" {
-			return service.Caller{}, "", auth.ErrTokenInvalid()
-		}
-		t, err := s.opts.Tokens.Lookup(r.Context(), strings.TrimSpace(secret))
+		t, err := s.checkToken(r, h)
 		if err != nil {
 			return service.Caller{}, "", err
 		}
 		return t.Caller(), "id:" + t.Identity(), nil
 	}
 	if s.loopback {
-		n, err := s.opts.Tokens.Count(r.Context())
+		// Local mode lasts only while no token was ever created (DESIGN §10).
+		local, err := s.opts.Tokens.LocalMode(r.Context())
 		if err != nil {
 			return service.Caller{}, "", err
 		}
-		if n == 0 {
+		if local {
 			return s.operator, "", nil
 		}
 	}
 	return service.Caller{ID: "anonymous", Anonymous: true, Scopes: []string{}}, "ip:" + s.clientIP(r), nil
+}
+
+// tokenFailures is the limit of failed token checks per client address
+// (service.TokenFailureLimit per service.TokenFailureWindow, the figures
+// run_function's authorization argument is held to as well).
+var tokenFailures = auth.Rate{Count: service.TokenFailureLimit, Per: service.TokenFailureWindow}
+
+// checkToken resolves an Authorization header to its token. Failed checks
+// count against the client's address, in this process's memory (a replica
+// more multiplies the pace by one, at no database write per request): once tokenFailures is reached, no
+// token from there is looked up (RATE_LIMITED) until the bucket refills,
+// so guessing tokens cannot go faster than that.
+func (s *Server) checkToken(r *http.Request, header string) (auth.Token, error) {
+	key := "tokenfail:ip:" + s.clientIP(r)
+	look, err := s.tokenFailures.Allow(r.Context(), key, tokenFailures, 0)
+	if err != nil {
+		return auth.Token{}, err
+	}
+	if !look.Allowed {
+		return auth.Token{}, errs.New(errs.RateLimited, "too many failed token checks from this address (%d per %s)", tokenFailures.Count, tokenFailures.Per).
+			With("retryAfterSeconds", max(int(look.RetryAfter.Round(time.Second)/time.Second), 1)).
+			WithFix("check the token you send; wait before the next try")
+	}
+	scheme, secret, ok := strings.Cut(header, " ")
+	var t auth.Token
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(secret) == "" {
+		err = auth.ErrTokenInvalid()
+	} else {
+		t, err = s.opts.Tokens.Lookup(r.Context(), strings.TrimSpace(secret))
+	}
+	if errs.Is(err, errs.TokenInvalid) {
+		if _, lerr := s.tokenFailures.Allow(r.Context(), key, tokenFailures, 1); lerr != nil {
+			return auth.Token{}, lerr
+		}
+	}
+	return t, err
 }
 
 // clientIP is the remote address, or with N trusted proxy hops the address
@@ -224,6 +356,9 @@ func writeError(w http.ResponseWriter, err error) {
 	status := errs.Status(e)
 	if e.Code == errs.TokenInvalid {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="graft"`)
+	}
+	if secs, ok := e.Details["retryAfterSeconds"].(int); ok && e.Code == errs.RateLimited {
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
 	}
 	if mb := (*http.MaxBytesError)(nil); asMaxBytes(err, &mb) {
 		status = http.StatusRequestEntityTooLarge

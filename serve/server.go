@@ -22,6 +22,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/graft-studio/graft/auth"
+	"github.com/graft-studio/graft/crash"
 	"github.com/graft-studio/graft/drafts"
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/index"
@@ -85,10 +86,13 @@ type Server struct {
 	operator service.Caller
 	loopback bool
 	port     string
-	handler  http.Handler // the TCP handler
-	socket   http.Handler // the owner socket handler
+	mux      *http.ServeMux // the routes, behind handler and socket
+	handler  http.Handler   // the TCP handler
+	socket   http.Handler   // the owner socket handler
 	watcher  *watcher
-	follower *drafts.Follower // GitHub mode: fetches on webhook and interval
+	// tokenFailures counts failed token checks per client address.
+	tokenFailures *auth.MemoryLimiter
+	follower      *drafts.Follower // GitHub mode: fetches on webhook and interval
 }
 
 // New opens the project and builds the server. It refuses (CONFIG_INVALID)
@@ -126,7 +130,7 @@ func New(opts Options) (*Server, error) {
 			opts.Limiter = limiter
 		}
 	}
-	s := &Server{opts: opts, logger: logger, metrics: newMetrics()}
+	s := &Server{opts: opts, logger: logger, metrics: newMetrics(), tokenFailures: auth.NewMemoryLimiter()}
 	if opts.Operator != nil {
 		s.operator = *opts.Operator
 	} else {
@@ -144,15 +148,15 @@ func New(opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
-	s.mcp = mcp.New(mcp.Options{Dir: opts.Dir, Identity: callerFromContext, Logger: logger, Version: opts.Version})
-	s.mcp.SDK().AddReceivingMiddleware(s.metrics.mcpMiddleware)
+	s.mcp = mcp.New(mcp.Options{Dir: opts.Dir, Identity: callerFromContext, Logger: logger, Version: opts.Version,
+		Middleware: []sdk.Middleware{s.metrics.mcpMiddleware}})
 	mcpHandler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp.SDK() },
 		&sdk.StreamableHTTPOptions{Stateless: true, Logger: logger,
 			// Host and Origin are checked for every route by protect.
 			DisableLocalhostProtection: true})
-	routes := s.routes(mcpHandler)
-	s.handler = s.protect(routes)
-	s.socket = s.trustSocket(routes)
+	s.mux = s.routes(mcpHandler)
+	s.handler = s.protect(s.mux)
+	s.socket = s.trustSocket(s.mux)
 	if svc, err := s.Service(); err == nil && svc.GitHub() != nil {
 		// GitHub signs its deliveries (HMAC), it holds no bearer token and
 		// sends its own Host: the webhook is mounted beside the protected
@@ -163,6 +167,10 @@ func New(opts Options) (*Server, error) {
 		webhook.Handle("/", s.handler)
 		s.handler = webhook
 	}
+	// The outermost recover: a panic in a middleware or a route is INTERNAL
+	// for that request alone (protect and trustSocket also recover inside
+	// the metrics, so those count it as a 500).
+	s.handler, s.socket = recoverHTTP(s.handler), recoverHTTP(s.socket)
 	if opts.WatchInterval > 0 {
 		s.watcher = newWatcher(s, opts.WatchInterval)
 	}
@@ -214,13 +222,13 @@ func (s *Server) Start(ctx context.Context) error {
 	if _, err := s.compileStale(ctx); err != nil {
 		return err
 	}
-	go s.watcher.run(ctx)
+	crash.Go("ref watcher", func() { s.watcher.run(ctx) })
 	if s.follower != nil {
 		interval := s.opts.FetchInterval
 		if interval <= 0 {
 			interval = time.Minute
 		}
-		go s.follower.Run(ctx, interval)
+		crash.Go("GitHub follower", func() { s.follower.Run(ctx, interval) })
 	}
 	return nil
 }

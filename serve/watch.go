@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/graft-studio/graft/crash"
+	"github.com/graft-studio/graft/index"
 )
 
 // watcher makes the index follow Git: it polls the repository's refs
@@ -90,7 +93,11 @@ func (w *watcher) run(ctx context.Context) {
 		if fp != w.last || time.Since(lastFull) > 30*time.Second {
 			w.last = fp
 			lastFull = time.Now()
-			res, err := w.s.compileStale(ctx)
+			var res []index.CompileResult
+			err := crash.Do("ref watcher compile", func() (err error) {
+				res, err = w.s.compileStale(ctx)
+				return err
+			})
 			outcome := "ok"
 			if err != nil {
 				outcome = "error"

@@ -29,6 +29,15 @@ const (
 
 type correlationKey struct{}
 
+type senderKey struct{}
+
+// withSender records that c sent the call an operation runs for as another
+// identity (run_function's authorization argument): the audit entry names c
+// as its sender.
+func withSender(ctx context.Context, c Caller) context.Context {
+	return context.WithValue(ctx, senderKey{}, c)
+}
+
 // WithCorrelationID tags every audit entry recorded under ctx with id (an
 // HTTP request id, an MCP request id). Without one each operation gets its own.
 func WithCorrelationID(ctx context.Context, id string) context.Context {
@@ -124,12 +133,12 @@ func (s *Service) recordAudit(ctx context.Context, c Caller, op, digest, result 
 	if err != nil {
 		return err
 	}
-	id := c.ID
-	if c.Anonymous || id == "" {
-		id = "anonymous"
+	e := state.AuditEntry{Identity: requester(c), Operation: op, InputDigest: digest,
+		Result: result, CorrelationID: CorrelationID(ctx), Details: details}
+	if sender, ok := ctx.Value(senderKey{}).(Caller); ok {
+		e.SentBy = requester(sender)
 	}
-	_, err = st.AppendAudit(context.WithoutCancel(ctx), state.AuditEntry{Identity: id, Operation: op, InputDigest: digest,
-		Result: result, CorrelationID: CorrelationID(ctx), Details: details})
+	_, err = st.AppendAudit(context.WithoutCancel(ctx), e)
 	return err
 }
 

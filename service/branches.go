@@ -44,7 +44,7 @@ func (s *Service) ListBranches(_ context.Context, c Caller) (ListBranchesOutput,
 	out := ListBranchesOutput{Production: s.Project.Production(), Branches: []BranchListing{}}
 	m := s.openedIndexes()
 	for _, b := range all {
-		if c.Anonymous && b.Kind != drafts.KindProduction {
+		if _, err := s.ReadableBranch(c, b.Name); err != nil {
 			continue
 		}
 		l := BranchListing{BranchInfo: b}

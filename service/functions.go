@@ -63,8 +63,22 @@ func (s *Service) ListFunctions(ctx context.Context, c Caller) (ListFunctionsOut
 // approval gate, and returns the function's JSON: the row for insert and
 // update, {id, collection, deleted} for delete, a command's standard output.
 // MCP's run_function and HTTP's POST /api/fn/{name} both call it.
+//
+// An authorization argument stands in for the caller: the function's access
+// rule, rate limit and approvals see the token's identity (spelled by
+// TokenCaller, as everywhere), and the audit entry records that identity as
+// the one that acted and the caller that sent the argument (DESIGN §10).
 func (s *Service) RunFunction(ctx context.Context, c Caller, in RunFunctionInput) (json.RawMessage, error) {
-	return audited(s, ctx, c, OpRunFunction, in, s.runFunction)
+	if in.Authorization == "" {
+		return audited(s, ctx, c, OpRunFunction, in, s.runFunction)
+	}
+	acting, err := s.authorizationCaller(ctx, c, in.Authorization)
+	if err != nil {
+		return audited(s, ctx, c, OpRunFunction, in, func(context.Context, Caller, RunFunctionInput) (json.RawMessage, error) {
+			return nil, err
+		})
+	}
+	return audited(s, withSender(ctx, c), acting, OpRunFunction, in, s.runFunction)
 }
 
 func (s *Service) runFunction(ctx context.Context, c Caller, in RunFunctionInput) (json.RawMessage, error) {
@@ -80,11 +94,6 @@ func (s *Service) runFunction(ctx context.Context, c Caller, in RunFunctionInput
 	st, err := s.Store()
 	if err != nil {
 		return nil, err
-	}
-	if in.Authorization != "" {
-		if c, err = s.tokenCaller(ctx, st, in.Authorization); err != nil {
-			return nil, err
-		}
 	}
 	if err := allowed(f, c); err != nil {
 		return nil, err
@@ -124,23 +133,66 @@ func (s *Service) runFunction(ctx context.Context, c Caller, in RunFunctionInput
 	return run()
 }
 
-// tokenCaller resolves the authorization argument (a bearer token) to the
-// identity the function's access rule is checked against.
-func (s *Service) tokenCaller(ctx context.Context, st state.Store, authorization string) (Caller, error) {
+// Failed token checks are limited per client address (per identity when
+// the address is unknown, as over stdio): after TokenFailureLimit failures
+// within TokenFailureWindow, no token from there is even looked up until
+// the window ends, so guessing tokens slows to that pace. The Authorization
+// header of graft serve and run_function's authorization argument share
+// these figures.
+const (
+	TokenFailureLimit  = 20
+	TokenFailureWindow = time.Minute
+)
+
+// authorizationCaller resolves run_function's authorization argument (a
+// bearer token, "Bearer " optional) to the caller it stands for, counting a
+// failure against the sender's address.
+func (s *Service) authorizationCaller(ctx context.Context, sender Caller, authorization string) (Caller, error) {
+	st, err := s.Store()
+	if err != nil {
+		return Caller{}, err
+	}
+	key := "tokenfail:" + senderAddress(ctx, sender)
+	look, err := st.TakeRate(ctx, key, 0, TokenFailureLimit, TokenFailureWindow, time.Now())
+	if err != nil {
+		return Caller{}, err
+	}
+	if !look.Allowed {
+		return Caller{}, tokenFailuresLimited(look.Reset)
+	}
 	secret := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(authorization), "Bearer "))
 	t, err := st.TokenByHash(ctx, state.HashToken(secret))
 	if errors.Is(err, state.ErrNotFound) || (err == nil && t.Revoked != nil) {
+		if _, err := st.TakeRate(ctx, key, 1, TokenFailureLimit, TokenFailureWindow, time.Now()); err != nil {
+			return Caller{}, err
+		}
 		return Caller{}, errs.New(errs.TokenInvalid, "the authorization token is unknown or revoked").
 			WithFix("pass a live token (`graft token create`), or leave authorization out to call as yourself")
 	}
 	if err != nil {
 		return Caller{}, err
 	}
-	return Caller{ID: TokenIdentity(t.Name), Scopes: t.Scopes}, nil
+	return TokenCaller(t.Name, t.Scopes), nil
 }
 
-// TokenIdentity is the identity a token acts as: "token:<name>".
-func TokenIdentity(name string) string { return "token:" + name }
+// senderAddress is what failed token checks are counted against: the
+// client's address when the entry point knows it, else the identity.
+func senderAddress(ctx context.Context, c Caller) string {
+	if addr, _ := ctx.Value(clientAddressKey{}).(string); addr != "" {
+		return "ip:" + addr
+	}
+	return "id:" + requester(c)
+}
+
+// tokenFailuresLimited is the error of a token check refused because too
+// many failed from the same address.
+func tokenFailuresLimited(reset time.Time) *errs.Error {
+	wait := max(time.Until(reset).Round(time.Second), time.Second)
+	return errs.New(errs.RateLimited, "too many failed token checks from this address (%d per %s); try again in %s",
+		TokenFailureLimit, TokenFailureWindow, wait).
+		With("retryAfterSeconds", int(wait/time.Second)).
+		WithFix("check the token you send; after %s the next check is accepted", wait)
+}
 
 // allowed applies a function's access rule.
 func allowed(f *repo.Function, c Caller) error {
@@ -172,7 +224,7 @@ func (s *Service) takeRate(ctx context.Context, st state.Store, f *repo.Function
 			who += "@" + addr
 		}
 	}
-	r, err := st.TakeRate(ctx, "fn:"+f.Name+":"+who, f.RateLimit.Count, f.RateLimit.Per, time.Now())
+	r, err := st.TakeRate(ctx, "fn:"+f.Name+":"+who, 1, f.RateLimit.Count, f.RateLimit.Per, time.Now())
 	if err != nil {
 		return err
 	}

@@ -363,11 +363,19 @@ type ListCompilationsOutput struct {
 
 // ListCompilations returns recorded compiles, newest first: from the state
 // database, or for `database: none` from .graft/compilations.jsonl.
-func (s *Service) ListCompilations(ctx context.Context, _ Caller, in ListCompilationsInput) (ListCompilationsOutput, error) {
+// Anonymous callers get production's only (ReadableBranch).
+func (s *Service) ListCompilations(ctx context.Context, c Caller, in ListCompilationsInput) (ListCompilationsOutput, error) {
 	out := ListCompilationsOutput{Compilations: []Compilation{}}
 	limit, err := pageLimit(in.Limit)
 	if err != nil {
 		return out, err
+	}
+	if c.Anonymous {
+		// Anonymous callers see production's compiles only: the record of the
+		// others names draft and preview branches (DESIGN §10).
+		if in.Branch, err = s.ReadableBranch(c, in.Branch); err != nil {
+			return out, err
+		}
 	}
 	after := ""
 	if in.Cursor != "" {

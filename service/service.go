@@ -156,13 +156,11 @@ func (s *Service) UsePublisher(pub drafts.Publisher) {
 // it is now plus the draft's own changes, DESIGN §8).
 func (s *Service) readBranch(_ context.Context, c Caller, branch string) (name, ref string, err error) {
 	prod := s.Project.Production()
-	if branch == "" || branch == prod {
-		return prod, prod, nil
+	if branch, err = s.ReadableBranch(c, branch); err != nil {
+		return "", "", err
 	}
-	if c.Anonymous {
-		return "", "", errs.New(errs.Unauthorized, "anonymous callers can only read production (%s)", prod).
-			With("required", []string{"an identity"}).With("held", []string{}).
-			WithFix("drop the branch argument, or authenticate")
+	if branch == prod {
+		return prod, prod, nil
 	}
 	if _, ok, err := s.Project.Git.Head(branch); err != nil {
 		return "", "", err
@@ -175,6 +173,24 @@ func (s *Service) readBranch(_ context.Context, c Caller, branch string) (name, 
 		return "", "", err
 	}
 	return branch, ref, nil
+}
+
+// ReadableBranch is the one rule of which branches a caller may see
+// (DESIGN §8, §10): "" names production; anonymous callers see production
+// only, and naming any other branch is UNAUTHORIZED for them. Reads,
+// listings of branches and compilations, and MCP completions all ask it.
+// It does not check that the branch exists.
+func (s *Service) ReadableBranch(c Caller, branch string) (string, error) {
+	prod := s.Project.Production()
+	if branch == "" || branch == prod {
+		return prod, nil
+	}
+	if c.Anonymous {
+		return "", errs.New(errs.Unauthorized, "anonymous callers can only read production (%s)", prod).
+			With("required", []string{"an identity"}).With("held", []string{}).
+			WithFix("drop the branch argument, or authenticate")
+	}
+	return branch, nil
 }
 
 // DatabaseEnv overrides graft.yaml's `database` (e.g. a postgres:// URL kept

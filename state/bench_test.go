@@ -43,7 +43,7 @@ func BenchmarkStore(b *testing.B) {
 			return err
 		}},
 		{"TakeRate", func(s state.Store, i int64) error {
-			_, err := s.TakeRate(context.Background(), fmt.Sprintf("fn:x:agent:%d", i%64), 1000000, time.Hour, time.Now())
+			_, err := s.TakeRate(context.Background(), fmt.Sprintf("fn:x:agent:%d", i%64), 1, 1000000, time.Hour, time.Now())
 			return err
 		}},
 		{"ApprovalRoundTrip", func(s state.Store, i int64) error {

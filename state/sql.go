@@ -221,14 +221,14 @@ func (s *sqlStore) AppendAudit(ctx context.Context, e AuditEntry) (AuditEntry, e
 			return AuditEntry{}, err
 		}
 	}
-	err := s.queryRow(ctx, `INSERT INTO audit_log (at, identity, operation, input_digest, result, correlation_id, details)
-		VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		micros(e.At), e.Identity, e.Operation, e.InputDigest, e.Result, e.CorrelationID, string(details)).Scan(&e.ID)
+	err := s.queryRow(ctx, `INSERT INTO audit_log (at, identity, sent_by, operation, input_digest, result, correlation_id, details)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		micros(e.At), e.Identity, e.SentBy, e.Operation, e.InputDigest, e.Result, e.CorrelationID, string(details)).Scan(&e.ID)
 	return e, err
 }
 
 func (s *sqlStore) ListAudit(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
-	q := `SELECT id, at, identity, operation, input_digest, result, correlation_id, details FROM audit_log WHERE id > ?`
+	q := `SELECT id, at, identity, sent_by, operation, input_digest, result, correlation_id, details FROM audit_log WHERE id > ?`
 	args := []any{f.AfterID}
 	if !f.Since.IsZero() {
 		q += ` AND at >= ?`
@@ -246,7 +246,7 @@ func (s *sqlStore) ListAudit(ctx context.Context, f AuditFilter) ([]AuditEntry, 
 		var e AuditEntry
 		var at int64
 		var details string
-		if err := rows.Scan(&e.ID, &at, &e.Identity, &e.Operation, &e.InputDigest, &e.Result, &e.CorrelationID, &details); err != nil {
+		if err := rows.Scan(&e.ID, &at, &e.Identity, &e.SentBy, &e.Operation, &e.InputDigest, &e.Result, &e.CorrelationID, &details); err != nil {
 			return nil, err
 		}
 		e.At = fromMicros(at)
@@ -262,24 +262,28 @@ func (s *sqlStore) ListAudit(ctx context.Context, f AuditFilter) ([]AuditEntry, 
 
 // --- rate limits ---
 
-func (s *sqlStore) TakeRate(ctx context.Context, key string, limit int, window time.Duration, at time.Time) (RateResult, error) {
-	if window <= 0 || limit <= 0 {
-		return RateResult{}, errors.New("state: a rate limit needs a positive count and window")
+func (s *sqlStore) TakeRate(ctx context.Context, key string, take, limit int, window time.Duration, at time.Time) (RateResult, error) {
+	if window <= 0 || limit <= 0 || take < 0 {
+		return RateResult{}, errors.New("state: a rate limit needs a positive count and window, and a count of calls not below 0")
 	}
 	w := window.Microseconds()
 	start := micros(at) / w * w
-	// One statement: a new window starts the count at 1, the current one
-	// adds 1. A replica whose clock lags never moves a window back.
+	// One statement: a new window starts the count at take, the current one
+	// adds take. A replica whose clock lags never moves a window back.
 	var n, gotStart int64
-	err := s.queryRow(ctx, `INSERT INTO rate_counters (key, window_start, n) VALUES (?, ?, 1)
+	err := s.queryRow(ctx, `INSERT INTO rate_counters (key, window_start, n) VALUES (?, ?, ?)
 		ON CONFLICT (key) DO UPDATE SET
-			n = CASE WHEN excluded.window_start > rate_counters.window_start THEN 1 ELSE rate_counters.n + 1 END,
+			n = CASE WHEN excluded.window_start > rate_counters.window_start THEN excluded.n ELSE rate_counters.n + excluded.n END,
 			window_start = `+s.d.greatest+`(excluded.window_start, rate_counters.window_start)
-		RETURNING n, window_start`, key, start).Scan(&n, &gotStart)
+		RETURNING n, window_start`, key, start, take).Scan(&n, &gotStart)
 	if err != nil {
 		return RateResult{}, err
 	}
-	res := RateResult{Allowed: n <= int64(limit), Count: int(n), Remaining: max(limit-int(n), 0),
+	used := n
+	if take == 0 {
+		used++ // a look: would one more call fit?
+	}
+	res := RateResult{Allowed: used <= int64(limit), Count: int(n), Remaining: max(limit-int(n), 0),
 		Reset: fromMicros(gotStart + w)}
 	return res, nil
 }
@@ -393,6 +397,28 @@ func (s *sqlStore) RevokeToken(ctx context.Context, name string, at time.Time) (
 		return Token{}, err
 	}
 	return scanToken(s.queryRow(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE name = ?`, name))
+}
+
+// LocalMode: no token counts (one created since the last reset, live or
+// revoked). A token inserted concurrently with a reset is not set aside by
+// it (the reset only touches revoked tokens), so it always counts.
+func (s *sqlStore) LocalMode(ctx context.Context) (bool, error) {
+	var exists int
+	err := s.queryRow(ctx, `SELECT COUNT(*) FROM tokens WHERE set_aside = 0`).Scan(&exists)
+	return exists == 0, err
+}
+
+// ResetLocalMode sets the revoked tokens aside, when none is live.
+func (s *sqlStore) ResetLocalMode(ctx context.Context) error {
+	var live int
+	if err := s.queryRow(ctx, `SELECT COUNT(*) FROM tokens WHERE revoked_at IS NULL`).Scan(&live); err != nil {
+		return err
+	}
+	if live > 0 {
+		return ErrConflict
+	}
+	_, err := s.exec(ctx, `UPDATE tokens SET set_aside = 1 WHERE revoked_at IS NOT NULL`)
+	return err
 }
 
 // --- rows ---

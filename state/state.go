@@ -138,6 +138,9 @@ type AuditEntry struct {
 	Identity    string    `json:"identity"`
 	Operation   string    `json:"operation"`
 	InputDigest string    `json:"inputDigest"`
+	// SentBy is the caller that sent the call when another identity acted
+	// for it (run_function's authorization argument); "" otherwise.
+	SentBy string `json:"sentBy,omitempty"`
 	// Result is "OK" or the error code.
 	Result        string `json:"result"`
 	CorrelationID string `json:"correlationId"`
@@ -177,9 +180,11 @@ type RateResult struct {
 
 // RateLimiter counts calls in fixed windows.
 type RateLimiter interface {
-	// TakeRate counts one call for key in the fixed window of length window
-	// holding now, atomically, and says whether it stays within limit.
-	TakeRate(ctx context.Context, key string, limit int, window time.Duration, now time.Time) (RateResult, error)
+	// TakeRate counts n calls for key in the fixed window of length window
+	// holding now, atomically, and says whether they stay within limit
+	// (calls refused are counted too). n = 0 counts nothing and says
+	// whether one more call would stay within it.
+	TakeRate(ctx context.Context, key string, n, limit int, window time.Duration, now time.Time) (RateResult, error)
 }
 
 // Compilation is one recorded index compile.
@@ -232,6 +237,14 @@ type Tokens interface {
 	ListTokens(ctx context.Context) ([]Token, error)
 	// RevokeToken marks a token revoked (idempotent), or ErrNotFound.
 	RevokeToken(ctx context.Context, name string, at time.Time) (Token, error)
+	// LocalMode reports whether no token was ever created, or none since the
+	// last ResetLocalMode (DESIGN §10: local mode lasts only while no token
+	// has ever been created; revoking tokens does not bring it back).
+	LocalMode(ctx context.Context) (bool, error)
+	// ResetLocalMode returns to local mode: the revoked tokens stay recorded
+	// but no longer count. While a token is live it changes nothing and
+	// returns ErrConflict.
+	ResetLocalMode(ctx context.Context) error
 }
 
 // Row is one row of an `authority: db` collection.

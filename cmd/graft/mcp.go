@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/graft-studio/graft/auth"
+	"github.com/graft-studio/graft/crash"
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/mcp"
 	"github.com/graft-studio/graft/owner"
@@ -39,6 +40,7 @@ re-reads it on change.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+			crash.SetLogger(logger)
 			if done, err := a.bridgeMCP(cmd.Context(), f, logger); done {
 				return err
 			}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/graft-studio/graft/crash"
 	"github.com/graft-studio/graft/owner"
 	"github.com/graft-studio/graft/repo"
 )
@@ -55,6 +56,6 @@ func (a *app) bridgeMCP(ctx context.Context, f mcpFlags, logger *slog.Logger) (d
 	logger.Info("bridging to the project's owner", "socket", owner.SocketPath(dir))
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go conn.Attach(actx)
+	crash.Go("owner attach", func() { conn.Attach(actx) })
 	return true, conn.Bridge(ctx, a.stdin, a.stdout, caller)
 }

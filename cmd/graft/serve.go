@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/graft-studio/graft/auth"
+	"github.com/graft-studio/graft/crash"
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/owner"
 	"github.com/graft-studio/graft/serve"
@@ -72,6 +73,7 @@ func (a *app) runServe(parent context.Context, f serveFlags) error {
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	crash.SetLogger(logger) // panics recovered anywhere in the process are logged here
 
 	mode := "serve"
 	if f.ownerOnly {
@@ -132,8 +134,8 @@ func (a *app) runServe(parent context.Context, f serveFlags) error {
 	activity := owner.NewActivity()
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go activity.WatchIdle(sctx, dir, f.idle, cancel)
-	go func() { <-sctx.Done(); activity.Stop() }() // attached bridges let go
+	crash.Go("owner idle watch", func() { activity.WatchIdle(sctx, dir, f.idle, cancel) })
+	crash.Go("owner stop", func() { <-sctx.Done(); activity.Stop() }) // attached bridges let go
 	if tcp != nil {
 		fmt.Fprintf(a.stderr, "graft serve: http://%s (MCP at /mcp), owner socket %s\n", tcp.Addr(), owner.SocketPath(dir))
 	} else {

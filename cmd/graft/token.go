@@ -16,11 +16,12 @@ func (a *app) tokenCommand() *cobra.Command {
 		Short: "Create, list and revoke the bearer tokens of graft serve",
 		Long: `Bearer tokens identify the callers of graft serve (DESIGN §10). A token is
 printed once, when it is created; only its SHA-256 hash is stored, in
-.graft/tokens.json (mode 0600). Once any token exists, a loopback server stops
-treating callers without a token as the operator: they become anonymous.`,
+.graft/tokens.json (mode 0600). Once a token has been created, a loopback server
+stops treating callers without a token as the operator: they become anonymous,
+and stay so after every token is revoked, until graft token reset-local.`,
 		Args: args(cobra.NoArgs),
 	}
-	cmd.AddCommand(a.tokenCreateCommand(), a.tokenListCommand(), a.tokenRevokeCommand())
+	cmd.AddCommand(a.tokenCreateCommand(), a.tokenListCommand(), a.tokenRevokeCommand(), a.tokenResetLocalCommand())
 	return cmd
 }
 
@@ -124,4 +125,35 @@ func (a *app) tokenRevokeCommand() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+func (a *app) tokenResetLocalCommand() *cobra.Command {
+	var yes bool
+	cmd := &cobra.Command{
+		Use:   "reset-local --yes",
+		Short: "Return to local mode: callers without a token on loopback act as the operator again",
+		Long: `Local mode (DESIGN §10) lasts only while no token has ever been created: revoking
+every token leaves graft serve in token mode, where a call without a token is
+anonymous. reset-local returns to local mode explicitly, once no token is live
+(revoke them first); revoked tokens stay recorded. Every process on a loopback
+address then treats callers without a token as the operator, with every scope,
+so it asks for --yes.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !yes {
+				return usageError{fmt.Errorf("reset-local makes every caller without a token on a loopback address the operator; pass --yes to confirm")}
+			}
+			st, err := a.tokenStore()
+			if err != nil {
+				return err
+			}
+			if err := st.ResetLocal(cmd.Context()); err != nil {
+				return err
+			}
+			fmt.Fprintln(a.stdout, "local mode: on a loopback address, callers without a token act as the operator")
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&yes, "yes", false, "confirm the return to local mode")
+	return cmd
 }

@@ -35,6 +35,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"RateBurst", rateBurst},
 		{"Compilations", compilations},
 		{"Tokens", tokens},
+		{"LocalMode", localMode},
 		{"Rows", rows},
 		{"RowUpdateRace", rowUpdateRace},
 	}
@@ -303,13 +304,24 @@ func audit(t *testing.T, s state.Store) {
 	if err != nil || e.At.IsZero() {
 		t.Errorf("append without time: %+v %v", e, err)
 	}
+	if first.SentBy != "" {
+		t.Errorf("an entry nobody else sent names a sender: %+v", first)
+	}
+	// The identity that acted, and the caller that sent the call for it.
+	if _, err := s.AppendAudit(ctx, state.AuditEntry{Identity: "agent:boss", SentBy: "anonymous", Operation: "run_function", Result: "OK"}); err != nil {
+		t.Fatal(err)
+	}
+	last, err := s.ListAudit(ctx, state.AuditFilter{AfterID: e.ID})
+	if err != nil || len(last) != 1 || last[0].Identity != "agent:boss" || last[0].SentBy != "anonymous" {
+		t.Errorf("sender round trip: %+v %v", last, err)
+	}
 }
 
 func rateWindow(t *testing.T, s state.Store) {
 	ctx := context.Background()
 	at := t0.Add(10 * time.Second)
 	for i := 1; i <= 4; i++ {
-		r, err := s.TakeRate(ctx, "fn:subscribe:agent:a", 3, time.Minute, at)
+		r, err := s.TakeRate(ctx, "fn:subscribe:agent:a", 1, 3, time.Minute, at)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -317,29 +329,43 @@ func rateWindow(t *testing.T, s state.Store) {
 			t.Errorf("take %d: %+v", i, r)
 		}
 	}
-	other, _ := s.TakeRate(ctx, "fn:subscribe:agent:b", 3, time.Minute, at)
+	other, _ := s.TakeRate(ctx, "fn:subscribe:agent:b", 1, 3, time.Minute, at)
 	if !other.Allowed || other.Count != 1 {
 		t.Errorf("another key shares the count: %+v", other)
 	}
-	next, _ := s.TakeRate(ctx, "fn:subscribe:agent:a", 3, time.Minute, t0.Add(time.Minute))
+	next, _ := s.TakeRate(ctx, "fn:subscribe:agent:a", 1, 3, time.Minute, t0.Add(time.Minute))
 	if !next.Allowed || next.Count != 1 {
 		t.Errorf("the next window did not start over: %+v", next)
 	}
 	// A replica whose clock lags behind counts into the newest window
 	// instead of moving the window back.
-	lag, _ := s.TakeRate(ctx, "fn:subscribe:agent:a", 3, time.Minute, at)
+	lag, _ := s.TakeRate(ctx, "fn:subscribe:agent:a", 1, 3, time.Minute, at)
 	if lag.Count != 2 || !lag.Reset.Equal(t0.Add(2*time.Minute)) {
 		t.Errorf("a lagging clock reset the window: %+v", lag)
 	}
-	if _, err := s.TakeRate(ctx, "k", 0, time.Minute, at); err == nil {
+	if _, err := s.TakeRate(ctx, "k", 1, 0, time.Minute, at); err == nil {
 		t.Error("a zero limit was accepted")
+	}
+	if _, err := s.TakeRate(ctx, "k", -1, 3, time.Minute, at); err == nil {
+		t.Error("a negative count of calls was accepted")
+	}
+	// n calls at once (a JSON-RPC batch) count n; a look (n = 0) counts
+	// nothing and says whether one more call fits.
+	for _, step := range []struct {
+		n, count int
+		allowed  bool
+	}{{0, 0, true}, {2, 2, true}, {0, 2, true}, {1, 3, true}, {0, 3, false}, {2, 5, false}, {0, 5, false}} {
+		r, err := s.TakeRate(ctx, "batch", step.n, 3, time.Minute, at)
+		if err != nil || r.Count != step.count || r.Allowed != step.allowed {
+			t.Errorf("take %d: %+v %v, want count %d allowed %v", step.n, r, err, step.count, step.allowed)
+		}
 	}
 }
 
 func rateBurst(t *testing.T, s state.Store) {
 	ctx := context.Background()
 	ok, errs := race(24, func(int) error {
-		r, err := s.TakeRate(ctx, "burst", 10, time.Hour, t0)
+		r, err := s.TakeRate(ctx, "burst", 1, 10, time.Hour, t0)
 		if err != nil {
 			return err
 		}
@@ -424,6 +450,52 @@ func tokens(t *testing.T, s state.Store) {
 	if _, err := s.RevokeToken(ctx, "nope", at); !errors.Is(err, state.ErrNotFound) {
 		t.Errorf("revoking an unknown token: %v", err)
 	}
+}
+
+// localMode: local mode lasts while no token was ever created; revoking
+// every token does not bring it back, ResetLocalMode does (only with no
+// live token), and a token created afterwards ends it again.
+func localMode(t *testing.T, s state.Store) {
+	ctx := context.Background()
+	want := func(step string, local bool) {
+		t.Helper()
+		got, err := s.LocalMode(ctx)
+		if err != nil || got != local {
+			t.Fatalf("%s: local mode %v (%v), want %v", step, got, err, local)
+		}
+	}
+	want("fresh", true)
+	if err := s.ResetLocalMode(ctx); err != nil {
+		t.Fatalf("reset with no token: %v", err)
+	}
+	for _, name := range []string{"a", "b"} {
+		if _, err := s.CreateToken(ctx, state.Token{Name: name, Hash: state.HashToken(name)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want("tokens created", false)
+	if _, err := s.RevokeToken(ctx, "a", t0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ResetLocalMode(ctx); !errors.Is(err, state.ErrConflict) {
+		t.Fatalf("reset with a live token: %v", err)
+	}
+	want("reset refused", false)
+	if _, err := s.RevokeToken(ctx, "b", t0); err != nil {
+		t.Fatal(err)
+	}
+	want("every token revoked", false)
+	if err := s.ResetLocalMode(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want("reset", true)
+	if got, err := s.TokenByHash(ctx, state.HashToken("a")); err != nil || got.Revoked == nil {
+		t.Errorf("a reset forgot a revoked token: %+v %v", got, err)
+	}
+	if _, err := s.CreateToken(ctx, state.Token{Name: "c", Hash: state.HashToken("c")}); err != nil {
+		t.Fatal(err)
+	}
+	want("a token after the reset", false)
 }
 
 func rows(t *testing.T, s state.Store) {
