@@ -6,7 +6,7 @@ BIN       := bin/graft
 RUN_DIR   ?= .run/sample
 FUZZTIME  ?= 30s
 # Packages whose state is shared between goroutines: their tests also run under -race.
-RACE_PKGS := ./repo/ ./index/ ./service/ ./drafts/ ./auth/ ./client/ ./state/
+RACE_PKGS := ./repo/ ./index/ ./service/ ./drafts/... ./auth/ ./client/ ./state/
 
 .PHONY: all build run test test-postgres vet fuzz bench clean
 

@@ -11,8 +11,8 @@ import (
 
 	gogit "github.com/go-git/go-git/v5"
 
-	"github.com/graft-studio/graft/drafts"
-	"github.com/graft-studio/graft/drafts/fakegithub"
+	"github.com/graft-studio/graft/drafts/github"
+	"github.com/graft-studio/graft/drafts/github/fakegithub"
 	"github.com/graft-studio/graft/fixtures"
 	"github.com/graft-studio/graft/repo"
 )
@@ -32,10 +32,10 @@ func TestGitHubWebhookReachesSearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	const secret = "serve-webhook-secret"
-	t.Setenv(drafts.EnvGitHubRepo, fakegithub.Owner+"/"+fakegithub.Name)
-	t.Setenv(drafts.EnvGitHubToken, fakegithub.DefaultToken)
-	t.Setenv(drafts.EnvGitHubAPIURL, fake.URL)
-	t.Setenv(drafts.EnvGitHubWebhookSecret, secret)
+	t.Setenv(github.EnvGitHubRepo, fakegithub.Owner+"/"+fakegithub.Name)
+	t.Setenv(github.EnvGitHubToken, fakegithub.DefaultToken)
+	t.Setenv(github.EnvGitHubAPIURL, fake.URL)
+	t.Setenv(github.EnvGitHubWebhookSecret, secret)
 	ts := start(t, dir, Options{FetchInterval: time.Hour})
 
 	// Someone merges a post on GitHub (a commit on the bare repository).
@@ -54,17 +54,17 @@ func TestGitHubWebhookReachesSearch(t *testing.T) {
 		before, merged.Commit, fakegithub.Owner, fakegithub.Name)
 
 	// No signature, and a signature with another secret: refused, nothing fetched.
-	if rep := ts.do("POST", drafts.WebhookPath, body, "X-GitHub-Event", "push"); rep.status != 401 || rep.err.Code != "TOKEN_INVALID" {
+	if rep := ts.do("POST", github.WebhookPath, body, "X-GitHub-Event", "push"); rep.status != 401 || rep.err.Code != "TOKEN_INVALID" {
 		t.Errorf("unsigned delivery: %d %s", rep.status, rep.body)
 	}
-	if rep := ts.do("POST", drafts.WebhookPath, body, "X-GitHub-Event", "push", "X-Hub-Signature-256", drafts.SignWebhook("wrong", []byte(body))); rep.status != 401 {
+	if rep := ts.do("POST", github.WebhookPath, body, "X-GitHub-Event", "push", "X-Hub-Signature-256", github.SignWebhook("wrong", []byte(body))); rep.status != 401 {
 		t.Errorf("wrongly signed delivery: %d %s", rep.status, rep.body)
 	}
 	if got := git(t, dir, "rev-parse", "main"); got != before {
 		t.Fatalf("a refused delivery moved main to %s", got)
 	}
 	// Signed, from a foreign Host (GitHub's deliveries carry the public host name).
-	rep := ts.do("POST", drafts.WebhookPath, body, "X-GitHub-Event", "push", "X-Hub-Signature-256", drafts.SignWebhook(secret, []byte(body)), "Host", "graft.example.org")
+	rep := ts.do("POST", github.WebhookPath, body, "X-GitHub-Event", "push", "X-Hub-Signature-256", github.SignWebhook(secret, []byte(body)), "Host", "graft.example.org")
 	if rep.status >= 300 {
 		t.Fatalf("signed delivery: %d %s", rep.status, rep.body)
 	}

@@ -22,7 +22,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/graft-studio/graft/auth"
-	"github.com/graft-studio/graft/drafts"
+	"github.com/graft-studio/graft/drafts/github"
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/index"
 	"github.com/graft-studio/graft/mcp"
@@ -88,7 +88,7 @@ type Server struct {
 	handler  http.Handler // the TCP handler
 	socket   http.Handler // the owner socket handler
 	watcher  *watcher
-	follower *drafts.Follower // GitHub mode: fetches on webhook and interval
+	follower *github.Follower // GitHub mode: fetches on webhook and interval
 }
 
 // New opens the project and builds the server. It refuses (CONFIG_INVALID)
@@ -157,9 +157,9 @@ func New(opts Options) (*Server, error) {
 		// GitHub signs its deliveries (HMAC), it holds no bearer token and
 		// sends its own Host: the webhook is mounted beside the protected
 		// routes, and the ref watcher compiles whatever the fetch moved.
-		s.follower = drafts.NewFollower(svc.GitHub())
+		s.follower = github.NewFollower(svc.GitHub())
 		webhook := http.NewServeMux()
-		webhook.Handle("POST "+drafts.WebhookPath, http.MaxBytesHandler(s.follower, opts.MaxBodyBytes))
+		webhook.Handle("POST "+github.WebhookPath, http.MaxBytesHandler(s.follower, opts.MaxBodyBytes))
 		webhook.Handle("/", s.handler)
 		s.handler = webhook
 	}

@@ -20,7 +20,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/graft-studio/graft/drafts"
-	"github.com/graft-studio/graft/drafts/fakegithub"
+	"github.com/graft-studio/graft/drafts/github"
+	"github.com/graft-studio/graft/drafts/github/fakegithub"
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/fixtures"
 	"github.com/graft-studio/graft/repo"
@@ -74,12 +75,12 @@ func newGitHubProject(t *testing.T, publish string) *ghProject {
 		t.Fatalf("clone through the fake: %v", err)
 	}
 	waits := &waitCount{}
-	env := map[string]string{drafts.EnvGitHubToken: fakegithub.DefaultToken}
-	s, err := OpenWith(dir, OpenOptions{GitHub: drafts.GitHubOptions{
+	env := map[string]string{github.EnvGitHubToken: fakegithub.DefaultToken}
+	s, err := OpenWith(dir, OpenOptions{GitHub: github.GitHubOptions{
 		APIURL:          fake.URL,
 		Getenv:          func(k string) string { return env[k] },
 		CredentialFiles: []string{},
-		Retry:           drafts.RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: 4 * time.Millisecond, RequestTimeout: 2 * time.Second, Sleep: waits.sleep},
+		Retry:           github.RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: 4 * time.Millisecond, RequestTimeout: 2 * time.Second, Sleep: waits.sleep},
 		Logf:            t.Logf,
 	}})
 	must(t, err)
@@ -142,8 +143,8 @@ func TestGitHubModeSelection(t *testing.T) {
 		t.Errorf("the sample site publishes with %s", local.Publisher.Name())
 	}
 	dir := fixtures.SampleRepo(t)
-	t.Setenv(drafts.EnvGitHubRepo, "octo-org/site")
-	s, err := OpenWith(dir, OpenOptions{GitHub: drafts.GitHubOptions{Getenv: func(string) string { return "" }, CredentialFiles: []string{}}})
+	t.Setenv(github.EnvGitHubRepo, "octo-org/site")
+	s, err := OpenWith(dir, OpenOptions{GitHub: github.GitHubOptions{Getenv: func(string) string { return "" }, CredentialFiles: []string{}}})
 	must(t, err)
 	defer s.Close()
 	if s.GitHub() == nil || s.GitHub().Repository() != "octo-org/site" || s.Drafts.Publisher != s.Publisher {
@@ -156,10 +157,10 @@ func TestGitHubModeSelection(t *testing.T) {
 	in := note("x", "x\n")
 	in.Slug = "x"
 	_, err = s.WriteContent(ctx, Caller{ID: "agent:ada", Scopes: []string{ScopeContentWrite}}, in)
-	if e, ok := errs.As(err); !ok || e.Code != errs.EnvVarMissing || e.Details["variable"] != drafts.EnvGitHubToken {
+	if e, ok := errs.As(err); !ok || e.Code != errs.EnvVarMissing || e.Details["variable"] != github.EnvGitHubToken {
 		t.Errorf("write without a token: %v", err)
 	}
-	t.Setenv(drafts.EnvGitHubRepo, "not-a-repo")
+	t.Setenv(github.EnvGitHubRepo, "not-a-repo")
 	_, err = Open(dir)
 	if !errs.Is(err, errs.ConfigInvalid) {
 		t.Errorf("a malformed GRAFT_GITHUB_REPO: %v", err)
@@ -502,7 +503,7 @@ func TestGitHubFollowWebhook(t *testing.T) {
 	const secret = "webhook-secret-for-tests"
 	var movedMu sync.Mutex
 	var moved []string
-	f := drafts.NewFollower(s.GitHub())
+	f := github.NewFollower(s.GitHub())
 	f.Secret = secret
 	f.OnMoved = func(b string) {
 		movedMu.Lock()
@@ -541,7 +542,7 @@ func TestGitHubFollowWebhook(t *testing.T) {
 	push := []byte(fmt.Sprintf(`{"ref":"refs/heads/main","before":%q,"after":%q,"deleted":false,"repository":{"full_name":"%s/%s"}}`,
 		localBefore, merged, fakegithub.Owner, fakegithub.Name))
 	deliver := func(event, signature string, body []byte) (int, string) {
-		req, _ := http.NewRequest(http.MethodPost, srv.URL+drafts.WebhookPath, bytes.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+github.WebhookPath, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("X-GitHub-Event", event)
 		if signature != "" {
@@ -560,8 +561,8 @@ func TestGitHubFollowWebhook(t *testing.T) {
 		name, signature string
 	}{
 		{"no signature", ""},
-		{"wrong secret", drafts.SignWebhook("another secret", push)},
-		{"signature of another body", drafts.SignWebhook(secret, []byte("{}"))},
+		{"wrong secret", github.SignWebhook("another secret", push)},
+		{"signature of another body", github.SignWebhook(secret, []byte("{}"))},
 		{"not hex", "sha256=zz"},
 	}
 	for _, tt := range refusals {
@@ -573,11 +574,11 @@ func TestGitHubFollowWebhook(t *testing.T) {
 			t.Fatalf("%s: a refused delivery moved main", tt.name)
 		}
 	}
-	if status, body := deliver("ping", drafts.SignWebhook(secret, []byte(`{"zen":"x"}`)), []byte(`{"zen":"x"}`)); status != http.StatusOK {
+	if status, body := deliver("ping", github.SignWebhook(secret, []byte(`{"zen":"x"}`)), []byte(`{"zen":"x"}`)); status != http.StatusOK {
 		t.Errorf("ping: %d %s", status, body)
 	}
 	// A valid push fetches main; production search finds the merged post.
-	status, body := deliver("push", drafts.SignWebhook(secret, push), push)
+	status, body := deliver("push", github.SignWebhook(secret, push), push)
 	if status != http.StatusOK || !strings.Contains(body, `"moved":["main"]`) {
 		t.Fatalf("push: %d %s", status, body)
 	}

@@ -1,4 +1,4 @@
-package drafts
+package github
 
 import (
 	"bufio"
@@ -19,7 +19,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/go-github/v66/github"
+	gh "github.com/google/go-github/v66/github"
 
 	"github.com/graft-studio/graft/errs"
 )
@@ -119,7 +119,7 @@ type authTransport struct {
 	next  http.RoundTripper
 	creds *credentials
 	// exchange is the client used to trade an app JWT for an installation token.
-	exchange *github.Client
+	exchange *gh.Client
 	now      func() time.Time
 
 	mu      sync.Mutex

@@ -1,4 +1,8 @@
-package drafts
+// Package github is the GitHub backend of the draft model: a drafts.Publisher
+// that moves branches on GitHub through its REST API and keeps the project's
+// clone as a cache refreshed by fetch (GitHub), and the Follower that keeps
+// that clone following GitHub (webhooks and polling). See docs/github.md.
+package github
 
 import (
 	"context"
@@ -13,8 +17,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/google/go-github/v66/github"
+	gh "github.com/google/go-github/v66/github"
 
+	"github.com/graft-studio/graft/drafts"
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/repo"
 )
@@ -23,7 +28,7 @@ import (
 // else has a default or is looked up as a setting (environment, the
 // project's .env, ~/.config/graft/credentials).
 type GitHubOptions struct {
-	// Repo is "owner/name" (graft.yaml github.repo); "" reads GRAFT_GITHUB_REPO.
+	// Repo is "owner/name" (graft.yaml gh.repo); "" reads GRAFT_GITHUB_REPO.
 	Repo string
 	// Local is the project's clone, a cache of GitHub refreshed by fetch.
 	Local *repo.Repo
@@ -55,13 +60,13 @@ type GitHubOptions struct {
 
 // GitHub is the Publisher that moves branches on GitHub through its REST
 // API (Git Data API with fast-forward-only ref updates, Pulls API) and keeps
-// the local repository as a cache refreshed by fetch (see docs/github.md).
+// the local repository as a cache refreshed by fetch (see docs/gh.md).
 type GitHub struct {
 	owner, name string
 	local       *repo.Repo
 	gitURL      string
 	webURL      string // "https://github.com/", or the Enterprise host's root
-	client      *github.Client
+	client      *gh.Client
 	auth        *authTransport
 	retry       *retryTransport
 	maxAttempts int
@@ -95,7 +100,7 @@ func NewGitHub(opts GitHubOptions) (*GitHub, error) {
 		v, ok := creds.lookup(EnvGitHubRepo)
 		if !ok {
 			return nil, errs.New(errs.EnvVarMissing, "no GitHub repository is configured").With("variable", EnvGitHubRepo).
-				WithFix("Set github.repo in graft.yaml or %s to owner/name.", EnvGitHubRepo)
+				WithFix("Set gh.repo in graft.yaml or %s to owner/name.", EnvGitHubRepo)
 		}
 		full = v
 	}
@@ -118,8 +123,8 @@ func NewGitHub(opts GitHubOptions) (*GitHub, error) {
 	exchangeRetry := &retryTransport{next: jwtTransport{next: base}, policy: policy, sleep: policy.Sleep, now: now}
 	auth := &authTransport{next: base, creds: creds, now: now}
 	retry := &retryTransport{next: auth, policy: policy, sleep: policy.Sleep, now: now}
-	client := github.NewClient(&http.Client{Transport: retry})
-	exchange := github.NewClient(&http.Client{Transport: exchangeRetry})
+	client := gh.NewClient(&http.Client{Transport: retry})
+	exchange := gh.NewClient(&http.Client{Transport: exchangeRetry})
 	gitURL := opts.GitURL
 	if apiURL != "" {
 		var err error
@@ -374,7 +379,7 @@ func (g *GitHub) commitOnce(ctx context.Context, req repo.CommitRequest, changes
 	}
 	lookup := g.newLookup(ctx, baseTree)
 	versions := map[string]string{}
-	var entries []*github.TreeEntry
+	var entries []*gh.TreeEntry
 	var byBlob []string // paths pointed at an existing blob
 	for _, c := range changes {
 		cur, err := lookup.file(c.Path)
@@ -389,7 +394,7 @@ func (g *GitHub) commitOnce(ctx context.Context, req repo.CommitRequest, changes
 		if c.Delete {
 			versions[c.Path] = ""
 			if cur.sha != "" {
-				entries = append(entries, &github.TreeEntry{Path: github.String(c.Path), Mode: github.String(cur.mode), Type: github.String("blob")})
+				entries = append(entries, &gh.TreeEntry{Path: gh.String(c.Path), Mode: gh.String(cur.mode), Type: gh.String("blob")})
 			}
 			continue
 		}
@@ -405,16 +410,16 @@ func (g *GitHub) commitOnce(ctx context.Context, req repo.CommitRequest, changes
 		if sha == cur.sha && mode == cur.mode {
 			continue
 		}
-		e := &github.TreeEntry{Path: github.String(c.Path), Mode: github.String(mode), Type: github.String("blob")}
+		e := &gh.TreeEntry{Path: gh.String(c.Path), Mode: gh.String(mode), Type: gh.String("blob")}
 		switch {
 		case c.Blob != "":
-			e.SHA = github.String(c.Blob)
+			e.SHA = gh.String(c.Blob)
 			byBlob = append(byBlob, c.Path)
 		case utf8.Valid(c.Content) && !strings.ContainsRune(string(c.Content), 0):
-			e.Content = github.String(string(c.Content)) // GitHub writes the blob itself
+			e.Content = gh.String(string(c.Content)) // GitHub writes the blob itself
 		default:
-			blob, resp, err := g.client.Git.CreateBlob(ctx, g.owner, g.name, &github.Blob{
-				Content: github.String(base64.StdEncoding.EncodeToString(c.Content)), Encoding: github.String("base64")})
+			blob, resp, err := g.client.Git.CreateBlob(ctx, g.owner, g.name, &gh.Blob{
+				Content: gh.String(base64.StdEncoding.EncodeToString(c.Content)), Encoding: gh.String("base64")})
 			if err != nil {
 				return repo.CommitResult{}, 0, remoteError("create blob for "+c.Path, resp, err)
 			}
@@ -422,7 +427,7 @@ func (g *GitHub) commitOnce(ctx context.Context, req repo.CommitRequest, changes
 				return repo.CommitResult{}, 0, errs.New(errs.RemoteStoreFailed, "GitHub stored %s as blob %s, expected %s", c.Path, blob.GetSHA(), sha).
 					With("path", c.Path)
 			}
-			e.SHA = github.String(sha)
+			e.SHA = gh.String(sha)
 		}
 		entries = append(entries, e)
 	}
@@ -442,7 +447,7 @@ func (g *GitHub) commitOnce(ctx context.Context, req repo.CommitRequest, changes
 	if plan.tip != "" && newTree == parentTree && !req.AllowEmpty {
 		return repo.CommitResult{Commit: plan.tip, Parent: startParent, Versions: versions, Unchanged: true}, refLanded, nil
 	}
-	when := github.Timestamp{Time: time.Now().Truncate(time.Second)}
+	when := gh.Timestamp{Time: time.Now().Truncate(time.Second)}
 	author := req.Author
 	if author.Name == "" && author.Email == "" {
 		author = repo.Signature{Name: "graft", Email: "graft@graft.invalid"}
@@ -451,14 +456,14 @@ func (g *GitHub) commitOnce(ctx context.Context, req repo.CommitRequest, changes
 	if !strings.HasSuffix(msg, "\n") {
 		msg += "\n"
 	}
-	nc := &github.Commit{
-		Message:   github.String(msg),
-		Tree:      &github.Tree{SHA: github.String(newTree)},
-		Author:    &github.CommitAuthor{Name: github.String(author.Name), Email: github.String(author.Email), Date: &when},
-		Committer: &github.CommitAuthor{Name: github.String("graft"), Email: github.String("graft@graft.invalid"), Date: &when},
+	nc := &gh.Commit{
+		Message:   gh.String(msg),
+		Tree:      &gh.Tree{SHA: gh.String(newTree)},
+		Author:    &gh.CommitAuthor{Name: gh.String(author.Name), Email: gh.String(author.Email), Date: &when},
+		Committer: &gh.CommitAuthor{Name: gh.String("graft"), Email: gh.String("graft@graft.invalid"), Date: &when},
 	}
 	if plan.start != "" {
-		nc.Parents = []*github.Commit{{SHA: github.String(plan.start)}}
+		nc.Parents = []*gh.Commit{{SHA: gh.String(plan.start)}}
 	}
 	made, resp, err := g.client.Git.CreateCommit(ctx, g.owner, g.name, nc, nil)
 	if err != nil {
@@ -475,14 +480,14 @@ func (g *GitHub) commitOnce(ctx context.Context, req repo.CommitRequest, changes
 // else → refAmbiguous (the caller looks for our commit in the new history).
 func (g *GitHub) moveRef(ctx context.Context, branch, old, new string) (refOutcome, error) {
 	for try := 0; try < 3; try++ {
-		var resp *github.Response
+		var resp *gh.Response
 		var err error
 		if old == "" {
-			_, resp, err = g.client.Git.CreateRef(ctx, g.owner, g.name, &github.Reference{
-				Ref: github.String("refs/heads/" + branch), Object: &github.GitObject{SHA: github.String(new)}})
+			_, resp, err = g.client.Git.CreateRef(ctx, g.owner, g.name, &gh.Reference{
+				Ref: gh.String("refs/heads/" + branch), Object: &gh.GitObject{SHA: gh.String(new)}})
 		} else {
-			_, resp, err = g.client.Git.UpdateRef(ctx, g.owner, g.name, &github.Reference{
-				Ref: github.String("refs/heads/" + branch), Object: &github.GitObject{SHA: github.String(new)}}, false)
+			_, resp, err = g.client.Git.UpdateRef(ctx, g.owner, g.name, &gh.Reference{
+				Ref: gh.String("refs/heads/" + branch), Object: &gh.GitObject{SHA: gh.String(new)}}, false)
 		}
 		status := statusOf(resp)
 		switch {
@@ -527,7 +532,7 @@ func (g *GitHub) moveRef(ctx context.Context, branch, old, new string) (refOutco
 }
 
 func githubMessage(err error) string {
-	if er, ok := err.(*github.ErrorResponse); ok {
+	if er, ok := err.(*gh.ErrorResponse); ok {
 		msg := er.Message
 		for _, e := range er.Errors {
 			if e.Message != "" {
@@ -635,24 +640,24 @@ func (g *GitHub) DeleteBranch(ctx context.Context, name, expected string) error 
 // it is reused. If the labels or reviewers cannot be added, the review is
 // returned together with a REMOTE_STORE_FAILED error (details.number): the
 // pull request exists.
-func (g *GitHub) OpenReview(ctx context.Context, req ReviewRequest) (Review, error) {
-	pr, resp, err := g.client.PullRequests.Create(ctx, g.owner, g.name, &github.NewPullRequest{
-		Title: github.String(req.Title), Head: github.String(req.Head), Base: github.String(req.Base),
-		Body: github.String(req.Body), Draft: github.Bool(req.Draft),
+func (g *GitHub) OpenReview(ctx context.Context, req drafts.ReviewRequest) (drafts.Review, error) {
+	pr, resp, err := g.client.PullRequests.Create(ctx, g.owner, g.name, &gh.NewPullRequest{
+		Title: gh.String(req.Title), Head: gh.String(req.Head), Base: gh.String(req.Base),
+		Body: gh.String(req.Body), Draft: gh.Bool(req.Draft),
 	})
 	if statusOf(resp) == http.StatusUnprocessableEntity && strings.Contains(githubMessage(err), "already exists") {
 		// A retried create whose first answer was lost, or a review opened before.
-		prs, lresp, lerr := g.client.PullRequests.List(ctx, g.owner, g.name, &github.PullRequestListOptions{
+		prs, lresp, lerr := g.client.PullRequests.List(ctx, g.owner, g.name, &gh.PullRequestListOptions{
 			State: "open", Head: g.owner + ":" + req.Head, Base: req.Base})
 		if lerr != nil {
-			return Review{}, remoteError("find the open pull request of "+req.Head, lresp, lerr)
+			return drafts.Review{}, remoteError("find the open pull request of "+req.Head, lresp, lerr)
 		}
 		if len(prs) > 0 {
 			pr, err = prs[0], nil
 		}
 	}
 	if err != nil {
-		return Review{}, remoteError("open a pull request from "+req.Head, resp, err)
+		return drafts.Review{}, remoteError("open a pull request from "+req.Head, resp, err)
 	}
 	rv := g.review(ctx, pr)
 	n := pr.GetNumber()
@@ -671,14 +676,14 @@ func (g *GitHub) OpenReview(ctx context.Context, req ReviewRequest) (Review, err
 	}
 	if len(users)+len(teams) > 0 {
 		if _, resp, err := g.client.PullRequests.RequestReviewers(ctx, g.owner, g.name, n,
-			github.ReviewersRequest{Reviewers: users, TeamReviewers: teams}); err != nil {
+			gh.ReviewersRequest{Reviewers: users, TeamReviewers: teams}); err != nil {
 			return rv, reviewPartial(remoteError("request reviewers", resp, err), rv)
 		}
 	}
 	return rv, nil
 }
 
-func reviewPartial(err error, rv Review) error {
+func reviewPartial(err error, rv drafts.Review) error {
 	if e, ok := errs.As(err); ok {
 		e.With("number", rv.Number).With("url", rv.URL)
 		e.Message += " (pull request #" + strconv.Itoa(rv.Number) + " was opened)"
@@ -687,12 +692,12 @@ func reviewPartial(err error, rv Review) error {
 }
 
 // review describes a pull request, with the state of its head's checks.
-func (g *GitHub) review(ctx context.Context, pr *github.PullRequest) Review {
+func (g *GitHub) review(ctx context.Context, pr *gh.PullRequest) drafts.Review {
 	state := pr.GetState()
 	if pr.GetDraft() && state == "open" {
 		state = "draft"
 	}
-	return Review{Number: pr.GetNumber(), URL: pr.GetHTMLURL(), Title: pr.GetTitle(), State: state,
+	return drafts.Review{Number: pr.GetNumber(), URL: pr.GetHTMLURL(), Title: pr.GetTitle(), State: state,
 		Checks: g.checks(ctx, pr.GetHead().GetSHA()), Head: pr.GetHead().GetRef()}
 }
 
@@ -707,8 +712,8 @@ func (g *GitHub) checks(ctx context.Context, sha string) string {
 	if err != nil {
 		return "unknown"
 	}
-	runs, _, err := g.client.Checks.ListCheckRunsForRef(ctx, g.owner, g.name, sha, &github.ListCheckRunsOptions{
-		ListOptions: github.ListOptions{PerPage: 100}})
+	runs, _, err := g.client.Checks.ListCheckRunsForRef(ctx, g.owner, g.name, sha, &gh.ListCheckRunsOptions{
+		ListOptions: gh.ListOptions{PerPage: 100}})
 	if err != nil {
 		return "unknown"
 	}
@@ -747,9 +752,9 @@ func (g *GitHub) checks(ctx context.Context, sha string) string {
 // ListReviews lists the open pull requests of the repository whose head
 // branch (in this repository) starts with prefix, by number, with the state
 // of their checks.
-func (g *GitHub) ListReviews(ctx context.Context, prefix string) ([]Review, error) {
-	opts := &github.PullRequestListOptions{State: "open", ListOptions: github.ListOptions{PerPage: 100}}
-	out := []Review{}
+func (g *GitHub) ListReviews(ctx context.Context, prefix string) ([]drafts.Review, error) {
+	opts := &gh.PullRequestListOptions{State: "open", ListOptions: gh.ListOptions{PerPage: 100}}
+	out := []drafts.Review{}
 	for {
 		prs, resp, err := g.client.PullRequests.List(ctx, g.owner, g.name, opts)
 		if err != nil {

@@ -1,4 +1,4 @@
-package drafts
+package github
 
 import (
 	"context"
@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/graft-studio/graft/drafts/fakegithub"
+	"github.com/graft-studio/graft/drafts/github/fakegithub"
+	"github.com/graft-studio/graft/drafts/publishertest"
 	"github.com/graft-studio/graft/repo"
 )
 
@@ -77,11 +78,11 @@ func TestFollowerWebhook(t *testing.T) {
 		if resp.StatusCode != tt.status || strings.Join(moved, ",") != tt.moved {
 			t.Errorf("%s: status %d moved %v, want %d %q", tt.name, resp.StatusCode, moved, tt.status, tt.moved)
 		}
-		if tt.name == "unsigned push" && head(t, e.local, "main") == main.Commit {
+		if tt.name == "unsigned push" && publishertest.Head(t, e.local, "main") == main.Commit {
 			t.Error("an unsigned push moved main")
 		}
 	}
-	if head(t, e.local, "main") != main.Commit {
+	if publishertest.Head(t, e.local, "main") != main.Commit {
 		t.Error("local main did not follow GitHub")
 	}
 	if _, ok, _ := e.local.Head("preview/x"); ok {

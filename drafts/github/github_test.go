@@ -1,4 +1,4 @@
-package drafts
+package github
 
 import (
 	"bytes"
@@ -17,7 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/graft-studio/graft/drafts/fakegithub"
+	"github.com/graft-studio/graft/drafts"
+	"github.com/graft-studio/graft/drafts/github/fakegithub"
+	"github.com/graft-studio/graft/drafts/publishertest"
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/repo"
 )
@@ -59,7 +61,7 @@ func newGHEnv(t *testing.T, env map[string]string) *ghEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seedSuite(t, r)
+	publishertest.SeedRepo(t, r)
 	local, err := repo.InitRepo(filepath.Join(t.TempDir(), "local.git"), true)
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +96,7 @@ func (e *ghEnv) publisher(t *testing.T, env map[string]string) *GitHub {
 }
 
 func TestGitHubPublisher(t *testing.T) {
-	testPublisher(t, func(t *testing.T) (Publisher, *repo.Repo) {
+	publishertest.Run(t, func(t *testing.T) (drafts.Publisher, *repo.Repo) {
 		e := newGHEnv(t, nil)
 		return e.pub, e.fake.Repo
 	})
@@ -106,7 +108,7 @@ func TestGitHubPublisher(t *testing.T) {
 func TestGitHubLocalCache(t *testing.T) {
 	ctx := context.Background()
 	e := newGHEnv(t, nil)
-	if head(t, e.local, "main") != head(t, e.fake.Repo, "main") {
+	if publishertest.Head(t, e.local, "main") != publishertest.Head(t, e.fake.Repo, "main") {
 		t.Fatal("Sync did not mirror main")
 	}
 	res, err := e.pub.Commit(ctx, repo.CommitRequest{Branch: "graft-studio/drafts/ada", From: "main", Message: "x",
@@ -114,7 +116,7 @@ func TestGitHubLocalCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, v := readAt(t, e.local, "graft-studio/drafts/ada", "content/posts/x.md"); got != "x\n" || v != res.Versions["content/posts/x.md"] {
+	if got, v := publishertest.ReadAt(t, e.local, "graft-studio/drafts/ada", "content/posts/x.md"); got != "x\n" || v != res.Versions["content/posts/x.md"] {
 		t.Errorf("local cache reads %q %s", got, v)
 	}
 	// Someone merges on GitHub: the cache follows after Sync.
@@ -126,7 +128,7 @@ func TestGitHubLocalCache(t *testing.T) {
 	if err := e.pub.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if head(t, e.local, "main") != other.Commit {
+	if publishertest.Head(t, e.local, "main") != other.Commit {
 		t.Error("Sync did not bring main forward")
 	}
 	// A failed fetch does not fail the acknowledged write.
@@ -136,17 +138,17 @@ func TestGitHubLocalCache(t *testing.T) {
 	if err != nil {
 		t.Fatalf("write failed because the fetch failed: %v", err)
 	}
-	if head(t, e.fake.Repo, "main") != res2.Commit {
+	if publishertest.Head(t, e.fake.Repo, "main") != res2.Commit {
 		t.Error("write not on GitHub")
 	}
-	wantCode(t, e.pub.Sync(ctx), errs.RemoteStoreFailed)
+	publishertest.WantCode(t, e.pub.Sync(ctx), errs.RemoteStoreFailed)
 	e.fake.ClearFaults()
-	if err := e.pub.Sync(ctx); err != nil || head(t, e.local, "main") != res2.Commit {
+	if err := e.pub.Sync(ctx); err != nil || publishertest.Head(t, e.local, "main") != res2.Commit {
 		t.Errorf("Sync after the fault: %v", err)
 	}
 }
 
-// TestGitHubCallsPerWrite counts the API calls of one write (docs/github.md).
+// TestGitHubCallsPerWrite counts the API calls of one write (docs/gh.md).
 func TestGitHubCallsPerWrite(t *testing.T) {
 	ctx := context.Background()
 	e := newGHEnv(t, nil)
@@ -189,7 +191,7 @@ func TestGitHubCallsPerWrite(t *testing.T) {
 			}
 		}
 		for p, v := range res.Versions {
-			if _, got := readAt(t, e.fake.Repo, tt.req.Branch, p); got != v {
+			if _, got := publishertest.ReadAt(t, e.fake.Repo, tt.req.Branch, p); got != v {
 				t.Errorf("%s: %s is %q on GitHub, result says %q", tt.name, p, got, v)
 			}
 		}
@@ -288,7 +290,7 @@ func TestGitHubFaults(t *testing.T) {
 	e.fake.ClearFaults()
 	lost := 0
 	for _, a := range acked {
-		if _, v := readAt(t, e.fake.Repo, a.branch, a.path); v != a.version {
+		if _, v := publishertest.ReadAt(t, e.fake.Repo, a.branch, a.path); v != a.version {
 			lost++
 			t.Errorf("acknowledged write %s on %s is not on GitHub (version %q, want %q)", a.path, a.branch, v, a.version)
 		}
@@ -313,17 +315,17 @@ func TestGitHubFaults(t *testing.T) {
 	pub := e.publisher(t, nil)
 	e.fake.Fault("GET", rp+"git/ref/", fakegithub.Fault{Status: 403, RetryAfter: time.Hour})
 	_, err := pub.Commit(ctx, repo.CommitRequest{Branch: "main", Message: "x", Changes: []repo.Change{{Path: "x.md", Content: []byte("x")}}})
-	wantCode(t, err, errs.RemoteStoreFailed)
+	publishertest.WantCode(t, err, errs.RemoteStoreFailed)
 	e.fake.ClearFaults()
 	e.fake.ResetCalls()
 	_, err = pub.Commit(ctx, repo.CommitRequest{Branch: "main", Message: "x", Changes: []repo.Change{{Path: "x.md", Content: []byte("x")}}})
-	if d := wantCode(t, err, errs.RemoteStoreFailed).Details; d["retryAfterSeconds"] == nil || e.fake.APICalls() != 0 {
+	if d := publishertest.WantCode(t, err, errs.RemoteStoreFailed).Details; d["retryAfterSeconds"] == nil || e.fake.APICalls() != 0 {
 		t.Errorf("during a secondary rate limit: details %v, %d calls sent", d, e.fake.APICalls())
 	}
 	// Nothing was ever force-updated: every branch's history holds main's seed.
-	seed := firstParents(t, e.fake.Repo, head(t, e.fake.Repo, "main"))
+	seed := publishertest.FirstParents(t, e.fake.Repo, publishertest.Head(t, e.fake.Repo, "main"))
 	for _, b := range []string{"main", "graft-studio/drafts/e0", "graft-studio/drafts/e5"} {
-		chain := firstParents(t, e.fake.Repo, head(t, e.fake.Repo, b))
+		chain := publishertest.FirstParents(t, e.fake.Repo, publishertest.Head(t, e.fake.Repo, b))
 		if chain[len(chain)-1] != seed[len(seed)-1] {
 			t.Errorf("%s lost its history", b)
 		}
@@ -338,12 +340,12 @@ func TestGitHubCredentials(t *testing.T) {
 	e := newGHEnv(t, map[string]string{}) // Sync (anonymous fetch) worked
 	e.fake.ResetCalls()
 	_, err := e.pub.Commit(ctx, repo.CommitRequest{Branch: "main", Message: "x", Changes: []repo.Change{{Path: "x.md", Content: []byte("x")}}})
-	if wantCode(t, err, errs.EnvVarMissing).Details["variable"] != EnvGitHubToken {
+	if publishertest.WantCode(t, err, errs.EnvVarMissing).Details["variable"] != EnvGitHubToken {
 		t.Errorf("details = %v", err)
 	}
-	_, err = e.pub.ListReviews(ctx, ReviewPrefix)
-	wantCode(t, err, errs.EnvVarMissing)
-	wantCode(t, e.pub.DeleteBranch(ctx, "x", ""), errs.EnvVarMissing)
+	_, err = e.pub.ListReviews(ctx, drafts.ReviewPrefix)
+	publishertest.WantCode(t, err, errs.EnvVarMissing)
+	publishertest.WantCode(t, e.pub.DeleteBranch(ctx, "x", ""), errs.EnvVarMissing)
 	if n := e.fake.APICalls(); n != 0 {
 		t.Errorf("%d API calls sent without credentials", n)
 	}
@@ -384,13 +386,13 @@ func TestGitHubCredentials(t *testing.T) {
 	}
 	// A wrong token is GitHub's 401, as REMOTE_STORE_FAILED with the status.
 	_, err = e.publisher(t, map[string]string{EnvGitHubToken: "wrong"}).ListReviews(ctx, "")
-	if d := wantCode(t, err, errs.RemoteStoreFailed).Details; d["status"] != 401 || strings.Contains(err.Error(), "wrong") {
+	if d := publishertest.WantCode(t, err, errs.RemoteStoreFailed).Details; d["status"] != 401 || strings.Contains(err.Error(), "wrong") {
 		t.Errorf("details %v, error %v", d, err)
 	}
 	_, err = NewGitHub(GitHubOptions{Local: e.local, Getenv: func(string) string { return "" }, CredentialFiles: []string{}})
-	wantCode(t, err, errs.EnvVarMissing)
+	publishertest.WantCode(t, err, errs.EnvVarMissing)
 	_, err = NewGitHub(GitHubOptions{Local: e.local, Repo: "no-slash"})
-	wantCode(t, err, errs.ConfigInvalid)
+	publishertest.WantCode(t, err, errs.ConfigInvalid)
 }
 
 // TestGitHubAppAuth signs a JWT with the app key; the fake verifies it with
@@ -433,9 +435,9 @@ func TestGitHubAppAuth(t *testing.T) {
 			e := newGHEnv(t, tt.env)
 			e.fake.App(42, 7, &key.PublicKey, tt.ttl)
 			for range 3 {
-				_, err := e.pub.ListReviews(ctx, ReviewPrefix)
+				_, err := e.pub.ListReviews(ctx, drafts.ReviewPrefix)
 				if tt.code != "" {
-					wantCode(t, err, tt.code)
+					publishertest.WantCode(t, err, tt.code)
 					continue
 				}
 				if err != nil {
@@ -454,13 +456,13 @@ func TestGitHubAppAuth(t *testing.T) {
 func TestGitHubReviews(t *testing.T) {
 	ctx := context.Background()
 	e := newGHEnv(t, nil)
-	head := ReviewPrefix + "ada-1"
+	head := drafts.ReviewPrefix + "ada-1"
 	res, err := e.pub.Commit(ctx, repo.CommitRequest{Branch: head, From: "main", Message: "Publish",
 		Changes: []repo.Change{{Path: "content/posts/hello.md", Content: []byte("new\n")}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := ReviewRequest{Head: head, Base: "main", Title: "Publish hello", Body: "One post.",
+	req := drafts.ReviewRequest{Head: head, Base: "main", Title: "Publish hello", Body: "One post.",
 		Labels: []string{"content", "graft"}, Reviewers: []string{"@bob", "acme/editors"}, Draft: true}
 	rv, err := e.pub.OpenReview(ctx, req)
 	if err != nil {
@@ -498,13 +500,13 @@ func TestGitHubReviews(t *testing.T) {
 	}
 	for _, tt := range tests {
 		tt.setup()
-		list, err := e.pub.ListReviews(ctx, ReviewPrefix+"ada-")
+		list, err := e.pub.ListReviews(ctx, drafts.ReviewPrefix+"ada-")
 		if err != nil || len(list) != 1 || list[0].Checks != tt.want || list[0].Number != rv.Number {
 			t.Errorf("%s: %+v %v", tt.name, list, err)
 		}
 	}
 	e.fake.ClosePull(rv.Number)
-	if list, err := e.pub.ListReviews(ctx, ReviewPrefix); err != nil || len(list) != 0 {
+	if list, err := e.pub.ListReviews(ctx, drafts.ReviewPrefix); err != nil || len(list) != 0 {
 		t.Errorf("closed pull request listed: %+v %v", list, err)
 	}
 }
