@@ -256,6 +256,8 @@ func TestGitHubModeWritesAndDirectPublish(t *testing.T) {
 func TestGitHubModeReview(t *testing.T) {
 	ctx := context.Background()
 	p := newGitHubProject(t, "pull-request")
+	p.fake.AddUser("carol", fakegithub.PermWrite)
+	p.fake.AddTeam("editors")
 	s := p.s
 	bob := Caller{ID: "user:bob@example.org", Email: "bob@example.org", Scopes: []string{ScopeContentWrite, ScopeContentPublish}}
 	a, b := note("Tide tables", "Tides.\n"), note("Moon phases", "Moons.\n")
@@ -266,7 +268,7 @@ func TestGitHubModeReview(t *testing.T) {
 	mainBefore := remoteHead(t, p.bare, "main")
 
 	review := &drafts.ReviewOptions{Title: "Tides and hello", Body: "Two documents.", Labels: []string{"content"},
-		Reviewers: []string{"carol", "acme/editors"}, Draft: true}
+		Reviewers: []string{"carol", "graft-test/editors"}, Draft: true}
 	res, err := s.PublishDrafts(ctx, bob, PublishDraftsInput{PublishRequest: drafts.PublishRequest{
 		Paths: []string{wa.Path, we.Path}, Review: review}})
 	if err != nil {

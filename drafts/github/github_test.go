@@ -456,6 +456,8 @@ func TestGitHubAppAuth(t *testing.T) {
 func TestGitHubReviews(t *testing.T) {
 	ctx := context.Background()
 	e := newGHEnv(t, nil)
+	e.fake.AddUser("bob", fakegithub.PermWrite)
+	e.fake.AddTeam("editors")
 	head := drafts.ReviewPrefix + "ada-1"
 	res, err := e.pub.Commit(ctx, repo.CommitRequest{Branch: head, From: "main", Message: "Publish",
 		Changes: []repo.Change{{Path: "content/posts/hello.md", Content: []byte("new\n")}}})
@@ -463,7 +465,7 @@ func TestGitHubReviews(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := drafts.ReviewRequest{Head: head, Base: "main", Title: "Publish hello", Body: "One post.",
-		Labels: []string{"content", "graft"}, Reviewers: []string{"@bob", "acme/editors"}, Draft: true}
+		Labels: []string{"content", "graft"}, Reviewers: []string{"@bob", "graft-test/editors"}, Draft: true}
 	rv, err := e.pub.OpenReview(ctx, req)
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package fakegithub
 
 import (
-	"context"
 	"crypto"
 	"crypto/rsa"
 	"crypto/sha256"
@@ -9,15 +8,34 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/graft-studio/graft/errs"
-	"github.com/graft-studio/graft/repo"
 )
 
-// Pull requests, labels, statuses and app tokens. Handlers run with s.mu held.
+// Pull requests, labels, reviewers, merges, statuses and app tokens.
+// Handlers run with s.mu held.
+
+func ts(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// nodeID is a pull request's GraphQL node id.
+func nodeID(number int) string { return "PR_fake" + strconv.Itoa(number) }
+
+// headSHA is the commit a pull request's head points at: the branch's tip,
+// or the last one seen when the branch is gone.
+func (s *Server) headSHA(p *pull) string {
+	if v := s.refValue("refs/heads/" + p.Head); v != "" {
+		return v
+	}
+	return p.HeadSHA
+}
 
 func (s *Server) pullJSON(p *pull) map[string]any {
 	labels := []map[string]string{}
@@ -33,17 +51,34 @@ func (s *Server) pullJSON(p *pull) map[string]any {
 		teams = append(teams, map[string]string{"slug": t})
 	}
 	full := Owner + "/" + Name
-	side := func(ref string) map[string]any {
-		return map[string]any{"ref": ref, "sha": s.refValue("refs/heads/" + ref), "label": Owner + ":" + ref,
+	side := func(ref, sha string) map[string]any {
+		return map[string]any{"ref": ref, "sha": sha, "label": Owner + ":" + ref,
 			"repo": map[string]any{"full_name": full, "name": Name, "owner": map[string]string{"login": Owner}}}
 	}
+	var mergedBy any
+	if p.MergedBy != "" {
+		mergedBy = map[string]string{"login": p.MergedBy}
+	}
+	var mergeSHA any
+	if p.MergeSHA != "" {
+		mergeSHA = p.MergeSHA
+	}
 	return map[string]any{
-		"number": p.Number, "state": p.State, "title": p.Title, "body": p.Body, "draft": p.Draft,
+		"number": p.Number, "node_id": nodeID(p.Number), "state": p.State, "title": p.Title, "body": p.Body, "draft": p.Draft,
 		"html_url": s.URL + full + "/pull/" + strconv.Itoa(p.Number),
 		"url":      s.apiURL("pulls/%d", p.Number),
-		"head":     side(p.Head), "base": side(p.Base),
+		"head":     side(p.Head, s.headSHA(p)), "base": side(p.Base, s.refValue("refs/heads/"+p.Base)),
+		"user":   map[string]string{"login": p.User},
 		"labels": labels, "requested_reviewers": reviewers, "requested_teams": teams,
+		"merged": p.Merged, "merged_at": ts(p.MergedAt), "merge_commit_sha": mergeSHA, "merged_by": mergedBy,
+		"created_at": ts(p.Created), "updated_at": ts(p.Updated), "closed_at": ts(p.ClosedAt),
 	}
+}
+
+// invalid answers GitHub's 422 "Validation Failed" with one custom error.
+func invalid(w http.ResponseWriter, resource, msg string) {
+	writeJSON(w, http.StatusUnprocessableEntity, apiError{Message: "Validation Failed",
+		Errors: []apiErrorEntry{{Resource: resource, Code: "custom", Message: msg}}})
 }
 
 func (s *Server) createPull(w http.ResponseWriter, r *http.Request) {
@@ -59,31 +94,39 @@ func (s *Server) createPull(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	head := strings.TrimPrefix(in.Head, Owner+":")
-	invalid := func(msg string) {
-		writeJSON(w, http.StatusUnprocessableEntity, apiError{Message: "Validation Failed",
-			Errors: []apiErrorEntry{{Resource: "PullRequest", Code: "custom", Message: msg}}})
-	}
 	switch {
 	case in.Title == "":
-		invalid("title is missing")
+		invalid(w, "PullRequest", "title is missing")
 		return
 	case s.refValue("refs/heads/"+head) == "":
-		invalid("head: " + head + " does not exist")
+		invalid(w, "PullRequest", "head: "+head+" does not exist")
 		return
 	case s.refValue("refs/heads/"+in.Base) == "":
-		invalid("base: " + in.Base + " does not exist")
+		invalid(w, "PullRequest", "base: "+in.Base+" does not exist")
+		return
+	case in.Draft && !s.draftsAllowed():
+		writeError(w, http.StatusUnprocessableEntity, "Draft pull requests are not supported in this repository.")
 		return
 	}
 	for _, p := range s.pulls {
 		if p.State == "open" && p.Head == head && p.Base == in.Base {
-			invalid("A pull request already exists for " + Owner + ":" + head + ".")
+			invalid(w, "PullRequest", "A pull request already exists for "+Owner+":"+head+".")
 			return
 		}
 	}
-	p := &pull{Number: s.next, Title: in.Title, Body: in.Body, Head: head, Base: in.Base, Draft: in.Draft, State: "open"}
+	now := s.Now()
+	p := &pull{Number: s.next, Title: in.Title, Body: in.Body, Head: head, HeadSHA: s.refValue("refs/heads/" + head),
+		Base: in.Base, Draft: in.Draft, State: "open", User: caller(r), Created: now, Updated: now}
 	s.next++
 	s.pulls = append(s.pulls, p)
+	s.emitPull("opened", p, caller(r))
 	writeJSON(w, http.StatusCreated, s.pullJSON(p))
+}
+
+// draftsAllowed: GitHub has no draft pull requests in private repositories
+// on the free plan. The caller holds s.mu.
+func (s *Server) draftsAllowed() bool {
+	return !s.settings.Private || (s.settings.Plan != "" && s.settings.Plan != "free")
 }
 
 func (s *Server) listPulls(w http.ResponseWriter, r *http.Request) {
@@ -93,17 +136,45 @@ func (s *Server) listPulls(w http.ResponseWriter, r *http.Request) {
 		state = "open"
 	}
 	head := q.Get("head")
-	out := []map[string]any{}
+	var list []*pull
 	for _, p := range s.pulls {
 		if (state != "all" && p.State != state) || (head != "" && head != Owner+":"+p.Head) ||
 			(q.Get("base") != "" && q.Get("base") != p.Base) {
 			continue
 		}
+		list = append(list, p)
+	}
+	sortBy, dir := q.Get("sort"), q.Get("direction")
+	if dir == "" {
+		dir = "desc"
+		if sortBy != "" && sortBy != "created" {
+			dir = "asc"
+		}
+	}
+	key := func(p *pull) time.Time {
+		if sortBy == "updated" {
+			return p.Updated
+		}
+		return p.Created
+	}
+	sort.SliceStable(list, func(i, j int) bool {
+		a, b := key(list[i]), key(list[j])
+		if a.Equal(b) {
+			a, b = time.Unix(int64(list[i].Number), 0), time.Unix(int64(list[j].Number), 0)
+		}
+		if dir == "asc" {
+			return a.Before(b)
+		}
+		return a.After(b)
+	})
+	out := []map[string]any{}
+	for _, p := range list {
 		out = append(out, s.pullJSON(p))
 	}
-	writeJSON(w, http.StatusOK, pageOf(w, r, out))
+	writeJSONCached(w, r, pageOf(w, r, out))
 }
 
+// findPull returns a pull request by number, answering 404 when there is none.
 func (s *Server) findPull(w http.ResponseWriter, number string) *pull {
 	n, _ := strconv.Atoi(number)
 	for _, p := range s.pulls {
@@ -115,19 +186,72 @@ func (s *Server) findPull(w http.ResponseWriter, number string) *pull {
 	return nil
 }
 
+func (s *Server) getPull(w http.ResponseWriter, r *http.Request, number string) {
+	if p := s.findPull(w, number); p != nil {
+		writeJSONCached(w, r, s.pullJSON(p))
+	}
+}
+
+// updatePull edits a pull request: title, body, state (close or reopen).
+func (s *Server) updatePull(w http.ResponseWriter, r *http.Request, number string) {
+	p := s.findPull(w, number)
+	if p == nil {
+		return
+	}
+	var in struct {
+		Title *string `json:"title"`
+		Body  *string `json:"body"`
+		State *string `json:"state"`
+	}
+	if err := decodeBody(r, &in); err != nil {
+		writeError(w, http.StatusBadRequest, "Problems parsing JSON")
+		return
+	}
+	edited := false
+	if in.Title != nil && *in.Title != p.Title {
+		p.Title, edited = *in.Title, true
+	}
+	if in.Body != nil && *in.Body != p.Body {
+		p.Body, edited = *in.Body, true
+	}
+	if in.State != nil {
+		switch {
+		case *in.State == "closed" && p.State == "open":
+			p.State, p.ClosedAt = "closed", s.Now()
+			defer s.emitPull("closed", p, caller(r))
+		case *in.State == "open" && p.State == "closed" && !p.Merged:
+			if s.refValue("refs/heads/"+p.Head) == "" {
+				invalid(w, "PullRequest", "state cannot be changed. The "+p.Head+" branch has been deleted.")
+				return
+			}
+			p.State, p.ClosedAt = "open", time.Time{}
+			defer s.emitPull("reopened", p, caller(r))
+		case *in.State == "open" && p.Merged:
+			invalid(w, "PullRequest", "state cannot be changed. The pull request is merged.")
+			return
+		case *in.State != "open" && *in.State != "closed":
+			invalid(w, "PullRequest", "state is not open or closed")
+			return
+		}
+	}
+	p.Updated = s.Now()
+	if edited {
+		s.emitPull("edited", p, caller(r))
+	}
+	writeJSON(w, http.StatusOK, s.pullJSON(p))
+}
+
 func appendNew(list []string, items ...string) []string {
 	for _, it := range items {
-		found := false
-		for _, l := range list {
-			found = found || l == it
-		}
-		if !found {
+		if !slices.Contains(list, it) {
 			list = append(list, it)
 		}
 	}
 	return list
 }
 
+// requestReviewers requests reviews from users (collaborators only, never
+// the author) and teams of the owner organisation, as GitHub does.
 func (s *Server) requestReviewers(w http.ResponseWriter, r *http.Request, number string) {
 	p := s.findPull(w, number)
 	if p == nil {
@@ -141,9 +265,38 @@ func (s *Server) requestReviewers(w http.ResponseWriter, r *http.Request, number
 		writeError(w, http.StatusBadRequest, "Problems parsing JSON")
 		return
 	}
+	for _, login := range in.Reviewers {
+		if strings.EqualFold(login, p.User) {
+			invalid(w, "PullRequest", "Review cannot be requested from pull request author.")
+			return
+		}
+	}
+	for _, login := range in.Reviewers {
+		if u := s.users[login]; u == nil || !atLeast(u.permission, PermRead) {
+			writeError(w, http.StatusUnprocessableEntity, "Reviews may only be requested from collaborators. One or more of the users or teams you specified is not a collaborator of the "+Owner+"/"+Name+" repository.")
+			return
+		}
+	}
+	for _, t := range in.TeamReviewers {
+		if !s.teams[t] {
+			writeError(w, http.StatusUnprocessableEntity, "Reviews may only be requested from collaborators. One or more of the users or teams you specified is not a collaborator of the "+Owner+"/"+Name+" repository.")
+			return
+		}
+	}
 	p.Reviewers = appendNew(p.Reviewers, in.Reviewers...)
 	p.Teams = appendNew(p.Teams, in.TeamReviewers...)
+	p.Updated = s.Now()
+	s.emitPull("review_requested", p, caller(r))
 	writeJSON(w, http.StatusCreated, s.pullJSON(p))
+}
+
+// ForbidLabelCreation makes the fake refuse to create labels (a token
+// without the permission): adding a label the repository does not have is
+// 403, as on GitHub; existing labels can still be added.
+func (s *Server) ForbidLabelCreation() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.noLabels = true
 }
 
 func (s *Server) addLabels(w http.ResponseWriter, r *http.Request, number string) {
@@ -168,7 +321,40 @@ func (s *Server) addLabels(w http.ResponseWriter, r *http.Request, number string
 		}
 		labels = obj.Labels
 	}
+	for _, l := range labels {
+		if !s.labels[strings.ToLower(l)] && (s.noLabels || !atLeast(s.users[caller(r)].permission, PermWrite)) {
+			writeJSON(w, http.StatusForbidden, apiError{Message: "You do not have permission to create labels on this repository.",
+				Errors:           []apiErrorEntry{{Resource: "Repository", Code: "unauthorized", Field: "label"}},
+				DocumentationURL: "https://docs.github.com/rest/issues/labels#add-labels-to-an-issue"})
+			return
+		}
+	}
+	for _, l := range labels {
+		s.labels[strings.ToLower(l)] = true
+	}
 	p.Labels = appendNew(p.Labels, labels...)
+	p.Updated = s.Now()
+	s.emitPull("labeled", p, caller(r))
+	s.writeLabels(w, p)
+}
+
+func (s *Server) removeLabel(w http.ResponseWriter, r *http.Request, number, name string) {
+	p := s.findPull(w, number)
+	if p == nil {
+		return
+	}
+	i := slices.IndexFunc(p.Labels, func(l string) bool { return strings.EqualFold(l, name) })
+	if i < 0 {
+		writeError(w, http.StatusNotFound, "Label does not exist")
+		return
+	}
+	p.Labels = slices.Delete(p.Labels, i, i+1)
+	p.Updated = s.Now()
+	s.emitPull("unlabeled", p, caller(r))
+	s.writeLabels(w, p)
+}
+
+func (s *Server) writeLabels(w http.ResponseWriter, p *pull) {
 	out := []map[string]string{}
 	for _, l := range p.Labels {
 		out = append(out, map[string]string{"name": l})
@@ -186,12 +372,29 @@ func (s *Server) resolveCommit(ref string) string {
 
 func (s *Server) combinedStatus(w http.ResponseWriter, ref string) {
 	sha := s.resolveCommit(ref)
-	state, ok := s.statuses[sha]
 	statuses := []map[string]string{}
-	if ok {
-		statuses = append(statuses, map[string]string{"state": state, "context": "fake/ci"})
-	} else {
-		state = "pending" // GitHub's answer for a commit without statuses
+	var contexts []string
+	for c := range s.statuses[sha] {
+		contexts = append(contexts, c)
+	}
+	sort.Strings(contexts)
+	state := "pending" // GitHub's answer for a commit without statuses
+	failed, pending := false, false
+	for _, c := range contexts {
+		st := s.statuses[sha][c]
+		statuses = append(statuses, map[string]string{"state": st, "context": c})
+		switch st {
+		case "failure", "error":
+			failed = true
+		case "pending":
+			pending = true
+		}
+	}
+	switch {
+	case failed:
+		state = "failure"
+	case len(contexts) > 0 && !pending:
+		state = "success"
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"state": state, "sha": sha, "total_count": len(statuses), "statuses": statuses})
 }
@@ -230,7 +433,7 @@ func (s *Server) accessToken(w http.ResponseWriter, r *http.Request, installatio
 	}
 	s.app.issued++
 	token := fmt.Sprintf("ghs_fake_installation_%d", s.app.issued)
-	s.tokens[token] = true
+	s.tokens[token] = BotLogin // the installation acts as the app, a collaborator with write access
 	writeJSON(w, http.StatusCreated, map[string]any{"token": token,
 		"expires_at": time.Now().Add(s.app.ttl).UTC().Format(time.RFC3339)})
 }
@@ -280,79 +483,4 @@ func decodeSegment(seg string, v any) error {
 		return err
 	}
 	return json.Unmarshal(b, v)
-}
-
-// mergePull merges an open pull request the way GitHub's squash merge does:
-// one commit on the base branch holding the head's changes since their
-// merge base (merge_method is not looked at). A path that the base changed
-// too, to other bytes, makes the pull request unmergeable (405).
-func (s *Server) mergePull(w http.ResponseWriter, r *http.Request, number string) {
-	p := s.findPull(w, number)
-	if p == nil {
-		return
-	}
-	var in struct {
-		CommitTitle   string `json:"commit_title"`
-		CommitMessage string `json:"commit_message"`
-		SHA           string `json:"sha"`
-	}
-	if r.ContentLength != 0 {
-		if err := decodeBody(r, &in); err != nil {
-			writeError(w, http.StatusBadRequest, "Problems parsing JSON")
-			return
-		}
-	}
-	head, base := s.refValue("refs/heads/"+p.Head), s.refValue("refs/heads/"+p.Base)
-	switch {
-	case p.State != "open":
-		writeError(w, http.StatusMethodNotAllowed, "Pull Request is not open")
-		return
-	case in.SHA != "" && in.SHA != head:
-		writeError(w, http.StatusConflict, "Head branch was modified. Review and try the merge again.")
-		return
-	case head == "" || base == "":
-		writeError(w, http.StatusMethodNotAllowed, "Pull Request is not mergeable")
-		return
-	}
-	mb, err := s.Repo.MergeBase(base, head)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
-		return
-	}
-	diff, err := s.Repo.Diff(mb, head, "")
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
-		return
-	}
-	changes := make([]repo.Change, 0, len(diff))
-	for _, c := range diff {
-		// The base must still hold the merge base's version (or the head's).
-		ch := repo.Change{Path: c.Path, Blob: c.To, Delete: c.To == ""}
-		_, cur, err := s.Repo.ReadFile(p.Base, c.Path)
-		if err != nil && !errs.Is(err, errs.DocumentNotFound) {
-			writeError(w, http.StatusInternalServerError, err.Error())
-			return
-		}
-		if cur != c.From && cur != c.To {
-			writeError(w, http.StatusMethodNotAllowed, "Pull Request is not mergeable")
-			return
-		}
-		changes = append(changes, ch)
-	}
-	title := in.CommitTitle
-	if title == "" {
-		title = fmt.Sprintf("%s (#%d)", p.Title, p.Number)
-	}
-	msg := title
-	if in.CommitMessage != "" {
-		msg += "\n\n" + in.CommitMessage
-	}
-	res, err := s.Repo.Commit(context.Background(), repo.CommitRequest{Branch: p.Base, Changes: changes, Message: msg,
-		Author: repo.Signature{Name: "fake GitHub", Email: "noreply@github.invalid"}, AllowEmpty: true})
-	if err != nil {
-		writeError(w, http.StatusMethodNotAllowed, "Pull Request is not mergeable: "+err.Error())
-		return
-	}
-	p.State, p.Merged = "closed", true
-	writeJSON(w, http.StatusOK, map[string]any{"sha": res.Commit, "merged": true, "message": "Pull Request successfully merged"})
 }
