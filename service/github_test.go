@@ -79,9 +79,9 @@ func newGitHubProject(t *testing.T, publish string) *ghProject {
 	s, err := OpenWith(dir, OpenOptions{GitHub: github.GitHubOptions{
 		APIURL:          fake.URL,
 		Getenv:          func(k string) string { return env[k] },
-		CredentialFiles: []string{},
-		Retry:           github.RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: 4 * time.Millisecond, RequestTimeout: 2 * time.Second, Sleep: waits.sleep},
-		Logf:            t.Logf,
+		CredentialFiles: []string{}, GH: "-",
+		Retry: github.RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: 4 * time.Millisecond, RequestTimeout: 2 * time.Second, Sleep: waits.sleep},
+		Logf:  t.Logf,
 	}})
 	must(t, err)
 	t.Cleanup(func() { s.Close() })
@@ -227,7 +227,7 @@ func TestGitHubModeWritesAndDirectPublish(t *testing.T) {
 	pc, err := g.CommitObject(plumbing.NewHash(mainAfter))
 	must(t, err)
 	if len(pc.ParentHashes) != 1 || pc.ParentHashes[0].String() != mainBefore || pc.Author.Name != "Ada" ||
-		pc.Author.Email != "ada@example.org" || pc.Committer.Name != "graft" || !strings.HasPrefix(pc.Message, "Publish notes/octopus") {
+		pc.Author.Email != "ada@example.org" || pc.Committer.Name != "GitHub" || !p.fake.Signed(mainAfter) || !strings.HasPrefix(pc.Message, "Publish notes/octopus") {
 		t.Errorf("publish commit parents %v author %v committer %v message %q", pc.ParentHashes, pc.Author, pc.Committer, pc.Message)
 	}
 	diff, err := s.Project.Git.Diff(mainBefore, mainAfter, "")
@@ -618,5 +618,42 @@ func TestGitHubFollowWebhook(t *testing.T) {
 	}
 	if hits := searchSlugs(t, s, Caller{Anonymous: true}, "", "walruses"); !slices.Equal(hits, []string{"notes/walrus"}) {
 		t.Errorf("production search after the interval fetch: %v", hits)
+	}
+}
+
+// TestGitHubModePreviewBranch: a preview branch is created on GitHub from
+// its parent's commit there, with its parent recorded, so a write to it is
+// a commit on that history (not a parentless one).
+func TestGitHubModePreviewBranch(t *testing.T) {
+	ctx := context.Background()
+	p := newGitHubProject(t, "commit")
+	op := Caller{ID: "user:op@example.org", Operator: true}
+	info, err := p.s.CreateBranch(ctx, op, CreateBranchInput{Name: "preview/spring"})
+	must(t, err)
+	head := remoteHead(t, p.bare, "preview/spring")
+	if head == "" || head != info.Head {
+		t.Fatalf("preview on GitHub at %q, created at %q", head, info.Head)
+	}
+	g, err := git.PlainOpen(p.bare)
+	must(t, err)
+	c, err := g.CommitObject(plumbing.NewHash(head))
+	must(t, err)
+	if len(c.ParentHashes) != 1 || c.ParentHashes[0].String() != remoteHead(t, p.bare, "main") ||
+		!strings.Contains(c.Message, "Graft-Parent: main") {
+		t.Errorf("creation commit parents %v, message %q", c.ParentHashes, c.Message)
+	}
+	in := note("Spring", "Spring is here.\n")
+	in.Slug, in.Branch = "spring", "preview/spring"
+	w := write(t, p.s, op, in)
+	c, err = g.CommitObject(plumbing.NewHash(remoteHead(t, p.bare, "preview/spring")))
+	must(t, err)
+	if len(c.ParentHashes) != 1 || c.ParentHashes[0].String() != head {
+		t.Errorf("a write to the preview has parents %v, want the creation commit %s", c.ParentHashes, head)
+	}
+	if got, _ := remoteFile(t, p.bare, "preview/spring", w.Path); got == "" {
+		t.Errorf("the write is not on GitHub's preview branch")
+	}
+	if _, err := p.s.CreateBranch(ctx, op, CreateBranchInput{Name: "preview/spring"}); !errs.Is(err, errs.BranchExists) {
+		t.Errorf("creating it again: %v", err)
 	}
 }

@@ -77,16 +77,6 @@ func (f *Follower) Fetch(ctx context.Context, branches ...string) ([]string, err
 	return f.moved(before, after), nil
 }
 
-// forget deletes a local branch that GitHub deleted and reports it moved.
-func (f *Follower) forget(ctx context.Context, branch string) []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	before, _ := f.heads()
-	f.GitHub.follow(ctx, branch, "")
-	after, _ := f.heads()
-	return f.moved(before, after)
-}
-
 // heads maps each local branch to its head.
 func (f *Follower) heads() (map[string]string, error) {
 	all, err := f.GitHub.local.Branches()
@@ -196,7 +186,6 @@ func (f *Follower) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var push struct {
 		Ref        string `json:"ref"`
 		After      string `json:"after"`
-		Deleted    bool   `json:"deleted"`
 		Repository struct {
 			FullName string `json:"full_name"`
 		} `json:"repository"`
@@ -218,10 +207,11 @@ func (f *Follower) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSONValue(w, http.StatusAccepted, res)
 		return
 	}
-	var moved []string
-	if push.Deleted {
-		moved = f.forget(r.Context(), branch)
-	} else if moved, err = f.Fetch(r.Context(), branch); err != nil {
+	// A deletion is fetched like any push: the fetch finds the branch gone
+	// and the local clone deletes it only once GitHub's API confirms it
+	// (for production too: a delivery is never believed on its own).
+	moved, err := f.Fetch(r.Context(), branch)
+	if err != nil {
 		writeErrorJSON(w, http.StatusBadGateway, err)
 		return
 	}

@@ -7,6 +7,7 @@ package github
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"os"
 	"sort"
@@ -56,6 +57,9 @@ type GitHubOptions struct {
 	// Logf, when set, receives warnings (a fetch that failed after an
 	// acknowledged write). It never receives a credential.
 	Logf func(format string, args ...any)
+	// GH is the gh binary asked for a token (`gh auth token`) when no token
+	// setting is found: "" looks gh up on PATH, "-" never runs it.
+	GH string
 }
 
 // GitHub is the Publisher that moves branches on GitHub through its REST
@@ -143,6 +147,13 @@ func NewGitHub(opts GitHubOptions) (*GitHub, error) {
 		gitURL = "https://github.com/" + owner + "/" + name + ".git"
 	}
 	auth.exchange = exchange
+	if opts.GH != "-" {
+		host := client.BaseURL.Hostname()
+		if host == "api.github.com" {
+			host = "github.com"
+		}
+		creds.gh = ghToken(opts.GH, host)
+	}
 	attempts := opts.MaxCommitAttempts
 	if attempts <= 0 {
 		attempts = 10
@@ -161,7 +172,8 @@ func NewGitHub(opts GitHubOptions) (*GitHub, error) {
 		client: client, auth: auth, retry: retry, maxAttempts: attempts, logf: logf,
 		branchLocks: map[string]*sync.Mutex{},
 	}
-	g.cache = &localCache{local: opts.Local, url: gitURL, token: auth.peekToken}
+	g.cache = &localCache{local: opts.Local, url: gitURL, token: auth.peekToken, forget: auth.forget,
+		confirm: g.confirmRef, logf: logf}
 	return g, nil
 }
 
@@ -186,18 +198,6 @@ func (g *GitHub) branchLock(branch string) *sync.Mutex {
 	return m
 }
 
-// getRef returns the commit a branch points at on GitHub ("" when it does not exist).
-func (g *GitHub) getRef(ctx context.Context, branch string) (string, error) {
-	ref, resp, err := g.client.Git.GetRef(ctx, g.owner, g.name, "heads/"+branch)
-	if statusOf(resp) == http.StatusNotFound {
-		return "", nil
-	}
-	if err != nil {
-		return "", remoteError("read branch "+branch, resp, err)
-	}
-	return ref.GetObject().GetSHA(), nil
-}
-
 // commitInfo returns the tree and first parent of a commit, from the local
 // cache when it has the commit, else from the API.
 func (g *GitHub) commitInfo(ctx context.Context, sha string) (tree, parent string, err error) {
@@ -218,8 +218,9 @@ func (g *GitHub) commitInfo(ctx context.Context, sha string) (tree, parent strin
 // semantics): it reads the branch (or From when the branch does not exist),
 // checks every Base against the tree the commit starts from, creates the
 // blobs that cannot travel inline, a tree, a commit (author = req.Author,
-// committer graft), and moves the ref with a fast-forward-only update (or
-// creates it).
+// no custom committer, so GitHub signs it), and moves the ref with a
+// fast-forward-only update (or creates it). A refusal that is not a lost
+// race (protection, rulesets) is PUBLISH_REFUSED at once, without retries.
 //
 //   - The tree starts from the parent's tree, or with TreeFrom from that
 //     branch's current tree on GitHub (base_tree), read again at every
@@ -265,9 +266,28 @@ func (g *GitHub) Commit(ctx context.Context, req repo.CommitRequest) (repo.Commi
 			return repo.CommitResult{}, errs.New(errs.RemoteStoreFailed, "commit to %s cancelled: %v", req.Branch, err).
 				With("branch", req.Branch)
 		}
-		tip, err := g.getRef(ctx, req.Branch)
+		var tip string
+		var err error
+		if attempt > 0 || req.Expect == nil || *req.Expect != "" {
+			tip, err = g.getRef(ctx, req.Branch)
+		} // else the caller created the name just now: a clash shows as "Reference already exists"
+		if errors.Is(err, errEmptyRepository) {
+			if err = g.seed(ctx, firstOf(req.From, req.TreeFrom, req.Branch)); err == nil {
+				tip, err = g.getRef(ctx, req.Branch)
+			}
+		}
 		if err != nil {
 			return repo.CommitResult{}, err
+		}
+		if tip == "" && req.From == "" && req.TreeFrom == "" && attempt == 0 {
+			if _, ok, _ := g.local.Head(req.Branch); ok {
+				// The branch exists here but not on GitHub: it was deleted
+				// there. Committing would start an unrelated history.
+				if err := g.missingBranch(ctx, req.Branch); err != nil {
+					g.follow(ctx, req.Branch, "")
+					return repo.CommitResult{}, err
+				}
+			}
 		}
 		if pending != nil && tip != "" && g.cache.contains(ctx, req.Branch, tip, pending.result.Commit) {
 			// An earlier try landed although its answer was lost, and the
@@ -281,8 +301,7 @@ func (g *GitHub) Commit(ctx context.Context, req repo.CommitRequest) (repo.Commi
 				return repo.CommitResult{}, err
 			}
 			if start == "" {
-				return repo.CommitResult{}, errs.New(errs.BranchNotFound, "branch %q does not exist on GitHub", req.From).
-					With("branch", req.From).WithFix("Create %s first, or commit from an existing branch.", req.From)
+				return repo.CommitResult{}, g.missingBranch(ctx, req.From)
 			}
 		}
 		moved := req.Moved(attempt, tip)
@@ -314,8 +333,7 @@ func (g *GitHub) Commit(ctx context.Context, req repo.CommitRequest) (repo.Commi
 				return repo.CommitResult{}, err
 			}
 			if treeTip == "" && req.TreeFrom != g.local.DefaultBranch() {
-				return repo.CommitResult{}, errs.New(errs.BranchNotFound, "branch %q does not exist on GitHub", req.TreeFrom).
-					With("branch", req.TreeFrom).WithFix("Create %s first.", req.TreeFrom)
+				return repo.CommitResult{}, g.missingBranch(ctx, req.TreeFrom)
 			}
 		}
 		res, landed, err := g.commitOnce(ctx, req, changes, commitPlan{tip: tip, start: start, startBranch: startBranch, treeTip: treeTip})
@@ -456,11 +474,12 @@ func (g *GitHub) commitOnce(ctx context.Context, req repo.CommitRequest, changes
 	if !strings.HasSuffix(msg, "\n") {
 		msg += "\n"
 	}
+	// No committer: GitHub then commits as itself and signs the commit, so
+	// it shows as verified and passes "require signed commits" rules.
 	nc := &gh.Commit{
-		Message:   gh.String(msg),
-		Tree:      &gh.Tree{SHA: gh.String(newTree)},
-		Author:    &gh.CommitAuthor{Name: gh.String(author.Name), Email: gh.String(author.Email), Date: &when},
-		Committer: &gh.CommitAuthor{Name: gh.String("graft"), Email: gh.String("graft@graft.invalid"), Date: &when},
+		Message: gh.String(msg),
+		Tree:    &gh.Tree{SHA: gh.String(newTree)},
+		Author:  &gh.CommitAuthor{Name: gh.String(author.Name), Email: gh.String(author.Email), Date: &when},
 	}
 	if plan.start != "" {
 		nc.Parents = []*gh.Commit{{SHA: gh.String(plan.start)}}
@@ -493,6 +512,10 @@ func (g *GitHub) moveRef(ctx context.Context, branch, old, new string) (refOutco
 		switch {
 		case err == nil:
 			return refLanded, nil
+		case (status == http.StatusUnprocessableEntity || status == http.StatusConflict) && !lostRace(githubMessage(err)):
+			// Not a race: a rule on the branch refused the change. Retrying
+			// cannot help, so none is made (DESIGN §8.1).
+			return 0, refused(branch, githubMessage(err))
 		case status == http.StatusUnprocessableEntity || status == http.StatusConflict:
 			cur, rerr := g.getRef(ctx, branch)
 			if rerr != nil {
@@ -529,6 +552,23 @@ func (g *GitHub) moveRef(ctx context.Context, branch, old, new string) (refOutco
 	return 0, errs.New(errs.RemoteStoreFailed, "GitHub: moving %s kept failing without an answer", branch).
 		With("branch", branch).With("endpoint", "PATCH /repos/"+g.owner+"/"+g.name+"/git/refs/heads/"+branch).
 		WithFix("GitHub is failing; retry later.")
+}
+
+// lostRace reports whether GitHub's refusal of a ref write is about the
+// branch having moved (or appeared, or gone) under it — the only refusals
+// a rebuild on the new tip can answer. Protection, rulesets, required
+// checks and signatures answer 422 too, with other messages.
+func lostRace(message string) bool {
+	m := strings.ToLower(message)
+	return strings.Contains(m, "fast forward") || strings.Contains(m, "fast-forward") ||
+		strings.Contains(m, "reference already exists") || strings.Contains(m, "reference does not exist")
+}
+
+// refused is PUBLISH_REFUSED for a ref write a rule on the branch refused.
+func refused(branch, message string) error {
+	return errs.New(errs.PublishRefused, "GitHub refused to move %s: %s", branch, strings.TrimSpace(message)).
+		With("branch", branch).With("githubMessage", message).
+		WithFix("The branch is protected (a rule, not a race): publish it as a review (a pull request) for a person to merge, or have a repository admin change the rule; nothing was moved.")
 }
 
 func githubMessage(err error) string {
@@ -574,14 +614,17 @@ func (g *GitHub) fetchRetrying(ctx context.Context, branch string) error {
 	return err
 }
 
-// follow brings the local cache's branch to tip, GitHub's value ("" = the
-// branch no longer exists on GitHub: the local branch is deleted too).
+// follow brings the local cache's branch to tip, GitHub's value as its API
+// just read it ("" = the branch no longer exists on GitHub: the local
+// branch is deleted too).
 func (g *GitHub) follow(ctx context.Context, branch, tip string) {
 	local, ok, err := g.local.Head(branch)
 	switch {
 	case err != nil || local == tip:
 	case tip == "" && ok:
-		g.local.UpdateRef("refs/heads/"+branch, local, "")
+		if g.visible(ctx) == nil { // a 404 from a repository we cannot see proves nothing
+			g.local.UpdateRef("refs/heads/"+branch, local, "")
+		}
 	default:
 		if err := g.fetchRetrying(ctx, branch); err != nil {
 			g.logf("graft: fetching %s from GitHub into the local repository failed: %v", branch, err)
@@ -611,9 +654,11 @@ func (g *GitHub) DeleteBranch(ctx context.Context, name, expected string) error 
 		return err
 	}
 	if cur == "" {
-		g.follow(ctx, name, "")
-		return errs.New(errs.BranchNotFound, "branch %q does not exist on GitHub", name).With("branch", name).
-			WithFix("List the branches and use one of them.")
+		err := g.missingBranch(ctx, name)
+		if errs.Is(err, errs.BranchNotFound) {
+			g.follow(ctx, name, "")
+		}
+		return err
 	}
 	if expected != "" && cur != expected {
 		g.follow(ctx, name, cur) // the caller read the cache: bring it up to date for its retry

@@ -84,9 +84,9 @@ func (e *ghEnv) publisher(t *testing.T, env map[string]string) *GitHub {
 		Repo: fakegithub.Owner + "/" + fakegithub.Name, Local: e.local,
 		APIURL: e.fake.URL, GitURL: e.fake.GitURL,
 		Getenv:          func(k string) string { return env[k] },
-		CredentialFiles: []string{},
-		Retry:           RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: 4 * time.Millisecond, RequestTimeout: 2 * time.Second},
-		Logf:            t.Logf,
+		CredentialFiles: []string{}, GH: "-",
+		Retry: RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: 4 * time.Millisecond, RequestTimeout: 2 * time.Second},
+		Logf:  t.Logf,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -389,7 +389,7 @@ func TestGitHubCredentials(t *testing.T) {
 	if d := publishertest.WantCode(t, err, errs.RemoteStoreFailed).Details; d["status"] != 401 || strings.Contains(err.Error(), "wrong") {
 		t.Errorf("details %v, error %v", d, err)
 	}
-	_, err = NewGitHub(GitHubOptions{Local: e.local, Getenv: func(string) string { return "" }, CredentialFiles: []string{}})
+	_, err = NewGitHub(GitHubOptions{Local: e.local, Getenv: func(string) string { return "" }, CredentialFiles: []string{}, GH: "-"})
 	publishertest.WantCode(t, err, errs.EnvVarMissing)
 	_, err = NewGitHub(GitHubOptions{Local: e.local, Repo: "no-slash"})
 	publishertest.WantCode(t, err, errs.ConfigInvalid)
@@ -625,5 +625,240 @@ func TestLocalCacheHolds(t *testing.T) {
 	}
 	if e.pub.cache.holds("no-such-branch", tip) {
 		t.Error("a missing branch holds a commit")
+	}
+}
+
+// TestGitHubRefusedIsNotARace: a ref update that a rule refuses (branch
+// protection, a ruleset, required checks) is PUBLISH_REFUSED with GitHub's
+// message after one try (4 API calls), not rebuilt ten times as a lost
+// race; a real race is still rebuilt. Commits carry no custom committer, so
+// GitHub signs them and a "require signed commits" rule lets them through.
+func TestGitHubRefusedIsNotARace(t *testing.T) {
+	ctx := context.Background()
+	write := func(name string) repo.CommitRequest {
+		return repo.CommitRequest{Branch: "main", Message: name,
+			Changes: []repo.Change{{Path: "content/posts/" + name + ".md", Content: []byte(name + "\n")}}}
+	}
+	tests := []struct {
+		name    string
+		rules   fakegithub.Protection
+		message string
+	}{
+		{"pull requests only", fakegithub.Protection{RequirePullRequest: true}, "Changes must be made through a pull request."},
+		{"ruleset", fakegithub.Protection{RequirePullRequest: true, Ruleset: true}, "Repository rule violations found"},
+		{"required check", fakegithub.Protection{RequiredChecks: []string{"ci"}}, `Required status check "ci" is expected.`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newGHEnv(t, nil)
+			before := publishertest.Head(t, e.fake.Repo, "main")
+			e.fake.Protect("main", tt.rules)
+			e.fake.ResetCalls()
+			_, err := e.pub.Commit(ctx, write("refused"))
+			got := publishertest.WantCode(t, err, errs.PublishRefused)
+			if msg, _ := got.Details["githubMessage"].(string); !strings.Contains(msg, tt.message) || got.Details["branch"] != "main" {
+				t.Errorf("details %v, want GitHub's message %q", got.Details, tt.message)
+			}
+			if n := e.fake.APICalls(); n != 4 {
+				t.Errorf("%d API calls (%s), want 4: one try, no retries", n, e.fake)
+			}
+			if publishertest.Head(t, e.fake.Repo, "main") != before {
+				t.Error("main moved")
+			}
+		})
+	}
+	// Signed commits pass a signature rule; the committer is GitHub.
+	e := newGHEnv(t, nil)
+	e.fake.Protect("main", fakegithub.Protection{RequireSignatures: true})
+	res, err := e.pub.Commit(ctx, write("signed"))
+	if err != nil {
+		t.Fatalf("a commit under a signature rule: %v", err)
+	}
+	if !e.fake.Signed(res.Commit) {
+		t.Error("GitHub did not sign the commit")
+	}
+	// A lost race is still rebuilt on the new tip.
+	e.fake.Fault("PATCH", fakegithub.RepoPath+"git/refs/", fakegithub.Fault{Race: true, Times: 2})
+	if _, err := e.pub.Commit(ctx, write("raced")); err != nil {
+		t.Errorf("a raced write: %v", err)
+	}
+}
+
+// TestGitHubTokenOrder: GRAFT_GITHUB_TOKEN, GH_TOKEN, GITHUB_TOKEN (each in
+// the environment, then .env, then the credentials file), then `gh auth
+// token`; a token GitHub refuses (401) makes graft read them again once, so
+// a rotated token needs no restart.
+func TestGitHubTokenOrder(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	dotenv := filepath.Join(dir, ".env")
+	credFile := filepath.Join(dir, "credentials")
+	gh := filepath.Join(dir, "gh")
+	os.WriteFile(gh, []byte("#!/bin/sh\n[ \"$1 $2 $3 $4\" = \"auth token --hostname github.com\" ] && echo from-gh-cli\n"), 0o755)
+	tests := []struct {
+		name    string
+		env     map[string]string
+		dotenv  string
+		creds   string
+		gh      string
+		want    string
+		wantSrc string
+	}{
+		{"GRAFT_GITHUB_TOKEN first", map[string]string{"GRAFT_GITHUB_TOKEN": "a", "GH_TOKEN": "b", "GITHUB_TOKEN": "c"}, "", "", gh, "a", "GRAFT_GITHUB_TOKEN"},
+		{"GH_TOKEN before GITHUB_TOKEN", map[string]string{"GH_TOKEN": "b", "GITHUB_TOKEN": "c"}, "", "", gh, "b", "GH_TOKEN"},
+		{"GITHUB_TOKEN", map[string]string{"GITHUB_TOKEN": "c"}, "", "", gh, "c", "GITHUB_TOKEN"},
+		{"GRAFT_GITHUB_TOKEN in .env before GH_TOKEN in the environment", map[string]string{"GH_TOKEN": "b"}, "GRAFT_GITHUB_TOKEN=d\n", "", gh, "d", "GRAFT_GITHUB_TOKEN"},
+		{"GH_TOKEN in the credentials file", nil, "", "GH_TOKEN=e\n", gh, "e", "GH_TOKEN"},
+		{"gh auth token", nil, "", "", gh, "from-gh-cli", "gh auth token"},
+		{"nothing", nil, "", "", "", "", ""},
+	}
+	for _, tt := range tests {
+		os.WriteFile(dotenv, []byte(tt.dotenv), 0o600)
+		os.WriteFile(credFile, []byte(tt.creds), 0o600)
+		c := &credentials{getenv: func(k string) string { return tt.env[k] }, files: []string{dotenv, credFile}}
+		if tt.gh != "" {
+			c.gh = ghToken(tt.gh, "github.com")
+		}
+		if got, src := c.token(ctx); got != tt.want || src != tt.wantSrc {
+			t.Errorf("%s: token %q from %q, want %q from %q", tt.name, got, src, tt.want, tt.wantSrc)
+		}
+	}
+
+	// Rotation: the token in .env is replaced; GitHub refuses the old one.
+	e := newGHEnv(t, nil)
+	e.fake.AddToken("old-token")
+	os.WriteFile(dotenv, []byte("GRAFT_GITHUB_TOKEN=old-token\n"), 0o600)
+	pub := e.publisher(t, map[string]string{})
+	pub.auth.creds.files = []string{dotenv}
+	write := func(name string) error {
+		_, err := pub.Commit(ctx, repo.CommitRequest{Branch: "main", Message: name,
+			Changes: []repo.Change{{Path: "content/posts/" + name + ".md", Content: []byte(name + "\n")}}})
+		return err
+	}
+	if err := write("before"); err != nil {
+		t.Fatal(err)
+	}
+	e.fake.RevokeToken("old-token")
+	e.fake.AddToken("new-token")
+	os.WriteFile(dotenv, []byte("GRAFT_GITHUB_TOKEN=new-token\n"), 0o600)
+	if err := write("after"); err != nil {
+		t.Fatalf("a write after the token was rotated: %v", err)
+	}
+	// A token refused with nothing new to read is GitHub's 401.
+	e.fake.RevokeToken("new-token")
+	if d := publishertest.WantCode(t, write("revoked"), errs.RemoteStoreFailed).Details; d["status"] != 401 {
+		t.Errorf("revoked token: %v", d)
+	}
+}
+
+// TestGitHubRepositoriesAsTheyCome: an empty repository (409) takes its
+// first commit from graft — production's tree — and the write goes on; a
+// repository the token cannot see is REMOTE_STORE_FAILED saying so, not
+// BRANCH_NOT_FOUND.
+func TestGitHubRepositoriesAsTheyCome(t *testing.T) {
+	ctx := context.Background()
+	remote := filepath.Join(t.TempDir(), "empty.git")
+	if _, err := repo.InitRepo(remote, true); err != nil {
+		t.Fatal(err)
+	}
+	local, err := repo.InitRepo(filepath.Join(t.TempDir(), "local.git"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	publishertest.SeedRepo(t, local)
+	e := &ghEnv{fake: fakegithub.New(t, remote), local: local, waits: &waitLog{}}
+	e.pub = e.publisher(t, nil)
+	if err := e.pub.Sync(ctx); err != nil {
+		t.Fatalf("Sync of an empty repository: %v", err)
+	}
+	res, err := e.pub.Commit(ctx, repo.CommitRequest{Branch: "graft-studio/drafts/ada", From: "main", TreeFrom: "main",
+		AllowEmpty: true, Message: "Add a", Changes: []repo.Change{{Path: "content/posts/a.md", Content: []byte("a\n")}}})
+	if err != nil {
+		t.Fatalf("first write to an empty repository: %v", err)
+	}
+	for p, content := range publishertest.Seed {
+		if got, _ := publishertest.ReadAt(t, e.fake.Repo, "main", p); got != content {
+			t.Errorf("GitHub main %s = %q, want production's %q", p, got, content)
+		}
+	}
+	if got, _ := publishertest.ReadAt(t, e.fake.Repo, "graft-studio/drafts/ada", "content/posts/a.md"); got != "a\n" {
+		t.Errorf("draft on GitHub: %q", got)
+	}
+	if publishertest.Head(t, local, "main") != publishertest.Head(t, e.fake.Repo, "main") || res.Commit == "" {
+		t.Errorf("local main %s does not follow GitHub's %s", publishertest.Head(t, local, "main"), publishertest.Head(t, e.fake.Repo, "main"))
+	}
+
+	// The token loses access: GitHub answers 404 everywhere.
+	e2 := newGHEnv(t, nil)
+	e2.fake.SetPermission(fakegithub.BotLogin, fakegithub.PermNone)
+	_, err = e2.pub.Commit(ctx, repo.CommitRequest{Branch: "graft-studio/drafts/bob", From: "main", Message: "x",
+		Changes: []repo.Change{{Path: "x.md", Content: []byte("x")}}})
+	if d := publishertest.WantCode(t, err, errs.RemoteStoreFailed).Details; d["reason"] != "repository-not-visible" {
+		t.Errorf("invisible repository: %v", err)
+	}
+	if publishertest.Head(t, e2.local, "main") == "" {
+		t.Error("the local clone lost main because GitHub hid the repository")
+	}
+}
+
+// TestGitHubMirror: the local clone follows GitHub exactly: a force-push
+// that rewinds a branch rewinds it here, a branch deleted on GitHub is
+// deleted here by the next fetch (polling, no webhook), production
+// included once GitHub's API confirms it; a branch that exists only here
+// (never on GitHub) is deleted too, as the clone is a cache of GitHub.
+func TestGitHubMirror(t *testing.T) {
+	ctx := context.Background()
+	e := newGHEnv(t, nil)
+	var acked []string
+	for _, name := range []string{"one", "two"} {
+		res, err := e.pub.Commit(ctx, repo.CommitRequest{Branch: "main", Message: name,
+			Changes: []repo.Change{{Path: "content/posts/" + name + ".md", Content: []byte(name + "\n")}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		acked = append(acked, res.Commit)
+	}
+	if _, err := e.pub.Commit(ctx, repo.CommitRequest{Branch: "preview/x", From: "main", AllowEmpty: true, Message: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if publishertest.Head(t, e.local, "main") != acked[1] {
+		t.Fatal("local main does not hold the acknowledged write")
+	}
+	// Someone force-pushes main back to the first write and deletes the preview.
+	if err := e.fake.MoveBranch("main", acked[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.fake.MoveBranch("preview/x", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.pub.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := publishertest.Head(t, e.local, "main"); got != acked[0] {
+		t.Errorf("local main = %s after a rewind on GitHub, want %s", got, acked[0])
+	}
+	if got := publishertest.Head(t, e.local, "preview/x"); got != "" {
+		t.Errorf("preview/x deleted on GitHub is still here at %s", got)
+	}
+	// Production deleted on GitHub (another branch keeps the repository
+	// from being empty): confirmed through the API, then followed.
+	if err := e.fake.MoveBranch("keep", acked[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.pub.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.fake.MoveBranch("main", ""); err != nil {
+		t.Fatal(err)
+	}
+	e.fake.ResetCalls()
+	if err := e.pub.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := publishertest.Head(t, e.local, "main"); got != "" {
+		t.Errorf("main deleted on GitHub is still here at %s", got)
+	}
+	if c := e.fake.Calls(); c["GET git/ref"] != 1 || c["GET repos"] != 1 {
+		t.Errorf("the deletion was not confirmed through the API: %v", c)
 	}
 }

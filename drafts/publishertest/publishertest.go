@@ -138,7 +138,7 @@ func Run(t *testing.T, newPub func(t *testing.T) (drafts.Publisher, *repo.Repo))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.Author.Name != "Ada" || c.Author.Email != "ada@example.org" || c.Committer.Name != "graft" || c.Message != "Add posts/new\n" {
+		if c.Author.Name != "Ada" || c.Author.Email != "ada@example.org" || c.Committer.Name == "Ada" || c.Message != "Add posts/new\n" {
 			t.Errorf("commit author %v committer %v message %q", c.Author, c.Committer, c.Message)
 		}
 	})
