@@ -283,7 +283,9 @@ func TestGitHubModeReview(t *testing.T) {
 	}
 	pr := pulls[0]
 	if pr.Number != res.Review.Number || pr.Head != res.Review.Branch || pr.Base != "main" || pr.Title != review.Title ||
-		pr.Body != review.Body || !pr.Draft || !slices.Equal(pr.Labels, []string{"content"}) ||
+		!strings.HasPrefix(pr.Body, review.Body+"\n\n| Document | Title | Change |") || !strings.Contains(pr.Body, "| `notes/tides` | Tide tables | added |") ||
+		!strings.Contains(pr.Body, "| `posts/hello-world` | Hello, tides | modified |") || drafts.AuthorFromBody(pr.Body) != bob.ID ||
+		!pr.Draft || !slices.Equal(pr.Labels, []string{"content"}) ||
 		!slices.Equal(pr.Reviewers, []string{"carol"}) || !slices.Equal(pr.TeamReviewers, []string{"editors"}) {
 		t.Errorf("pull request %+v", pr)
 	}
@@ -335,8 +337,16 @@ func TestGitHubModeReview(t *testing.T) {
 			list.Reviews[0].Checks != tt.checks || list.Reviews[0].URL == "" {
 			t.Errorf("%s: reviews %+v", tt.name, list.Reviews)
 		}
-		if len(list.Changes) != 1 || list.Changes[0].Path != wb.Path {
-			t.Errorf("%s: the proposed paths should have left the draft: %+v", tt.name, list.Changes)
+		proposed := 0
+		for _, c := range list.Changes {
+			if c.Review != nil && c.Review.Number == pr.Number && !c.Review.Pending {
+				proposed++
+			} else if c.Path != wb.Path {
+				t.Errorf("%s: %s is not marked with its review", tt.name, c.Path)
+			}
+		}
+		if len(list.Changes) != 3 || proposed != 2 {
+			t.Errorf("%s: the proposed paths stay in the draft, marked: %+v", tt.name, list.Changes)
 		}
 	}
 }
@@ -579,29 +589,55 @@ func TestGitHubFollowWebhook(t *testing.T) {
 	if status, body := deliver("ping", github.SignWebhook(secret, []byte(`{"zen":"x"}`)), []byte(`{"zen":"x"}`)); status != http.StatusOK {
 		t.Errorf("ping: %d %s", status, body)
 	}
-	// A valid push fetches main; production search finds the merged post.
+	// A valid push is answered at once and queued; the follower's loop
+	// fetches main, and production search finds the merged post.
 	status, body := deliver("push", github.SignWebhook(secret, push), push)
-	if status != http.StatusOK || !strings.Contains(body, `"moved":["main"]`) {
+	if status != http.StatusAccepted || !strings.Contains(body, `"queued":true`) {
 		t.Fatalf("push: %d %s", status, body)
 	}
-	if h, _, _ := s.Project.Git.Head("main"); h != merged {
-		t.Fatalf("local main %s, GitHub's %s", h, merged)
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error)
+	go func() { done <- f.Run(runCtx, time.Hour) }() // a first fetch at once, then the queue
+	for i := 0; ; i++ {
+		movedMu.Lock()
+		fetched := slices.Contains(moved, "main")
+		movedMu.Unlock()
+		if h, _, _ := s.Project.Git.Head("main"); h == merged && fetched {
+			break
+		}
+		if i == 500 {
+			t.Fatalf("the queued push was not fetched (moved %v)", moved)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	movedMu.Lock()
-	if !slices.Equal(moved, []string{"main"}) {
-		t.Errorf("OnMoved calls %v", moved)
-	}
-	movedMu.Unlock()
 	if hits := searchSlugs(t, s, Caller{Anonymous: true}, "", "narwhals"); !slices.Equal(hits, []string{"posts/narwhals"}) {
 		t.Errorf("production search after the merge: %v", hits)
 	}
+	// The draft no longer holds the path, and (once the follower listed
+	// the pull requests again) the review is merged.
+	for i := 0; ; i++ {
+		l, err := s.ListDrafts(ctx, agent, ListDraftsInput{})
+		must(t, err)
+		if len(l.Changes) != 0 {
+			t.Fatalf("the author's draft after the merge: %+v", l.Changes)
+		}
+		if len(l.Reviews) == 0 {
+			break
+		}
+		if i == 500 {
+			t.Fatalf("the merged review is still listed as active: %+v", l.Reviews)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 
 	// The interval fetch brings a change made on GitHub without a webhook.
+	cancel()
+	<-done
 	other, err := p.fake.Repo.Commit(ctx, repo.CommitRequest{Branch: "main", Message: "edit on GitHub",
 		Changes: []repo.Change{{Path: "content/notes/walrus.md", Content: []byte("---\ntitle: Walrus\n---\nWalruses nap on ice.\n")}}})
 	must(t, err)
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error)
+	runCtx, cancel = context.WithCancel(ctx)
+	done = make(chan error)
 	go func() { done <- f.Run(runCtx, time.Hour) }() // the first fetch is at once
 	for i := 0; ; i++ {
 		if h, _, _ := s.Project.Git.Head("main"); h == other.Commit {

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -20,7 +19,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	gh "github.com/google/go-github/v66/github"
 
-	"github.com/graft-studio/graft/drafts"
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/repo"
 )
@@ -76,7 +74,8 @@ type GitHub struct {
 	maxAttempts int
 	logf        func(format string, args ...any)
 
-	cache *localCache
+	cache   *localCache
+	reviews reviewIndex
 
 	branchMu    sync.Mutex
 	branchLocks map[string]*sync.Mutex
@@ -677,151 +676,6 @@ func (g *GitHub) DeleteBranch(ctx context.Context, name, expected string) error 
 		g.local.UpdateRef("refs/heads/"+name, local, "")
 	}
 	return nil
-}
-
-// OpenReview opens a pull request from head into base (a draft when asked),
-// then adds its labels (Issues API) and requests its reviewers ("org/team"
-// names a team). When a pull request from head into base is open already,
-// it is reused. If the labels or reviewers cannot be added, the review is
-// returned together with a REMOTE_STORE_FAILED error (details.number): the
-// pull request exists.
-func (g *GitHub) OpenReview(ctx context.Context, req drafts.ReviewRequest) (drafts.Review, error) {
-	pr, resp, err := g.client.PullRequests.Create(ctx, g.owner, g.name, &gh.NewPullRequest{
-		Title: gh.String(req.Title), Head: gh.String(req.Head), Base: gh.String(req.Base),
-		Body: gh.String(req.Body), Draft: gh.Bool(req.Draft),
-	})
-	if statusOf(resp) == http.StatusUnprocessableEntity && strings.Contains(githubMessage(err), "already exists") {
-		// A retried create whose first answer was lost, or a review opened before.
-		prs, lresp, lerr := g.client.PullRequests.List(ctx, g.owner, g.name, &gh.PullRequestListOptions{
-			State: "open", Head: g.owner + ":" + req.Head, Base: req.Base})
-		if lerr != nil {
-			return drafts.Review{}, remoteError("find the open pull request of "+req.Head, lresp, lerr)
-		}
-		if len(prs) > 0 {
-			pr, err = prs[0], nil
-		}
-	}
-	if err != nil {
-		return drafts.Review{}, remoteError("open a pull request from "+req.Head, resp, err)
-	}
-	rv := g.review(ctx, pr)
-	n := pr.GetNumber()
-	if len(req.Labels) > 0 {
-		if _, resp, err := g.client.Issues.AddLabelsToIssue(ctx, g.owner, g.name, n, req.Labels); err != nil {
-			return rv, reviewPartial(remoteError("label pull request", resp, err), rv)
-		}
-	}
-	var users, teams []string
-	for _, r := range req.Reviewers {
-		if _, team, ok := strings.Cut(r, "/"); ok {
-			teams = append(teams, team)
-		} else {
-			users = append(users, strings.TrimPrefix(r, "@"))
-		}
-	}
-	if len(users)+len(teams) > 0 {
-		if _, resp, err := g.client.PullRequests.RequestReviewers(ctx, g.owner, g.name, n,
-			gh.ReviewersRequest{Reviewers: users, TeamReviewers: teams}); err != nil {
-			return rv, reviewPartial(remoteError("request reviewers", resp, err), rv)
-		}
-	}
-	return rv, nil
-}
-
-func reviewPartial(err error, rv drafts.Review) error {
-	if e, ok := errs.As(err); ok {
-		e.With("number", rv.Number).With("url", rv.URL)
-		e.Message += " (pull request #" + strconv.Itoa(rv.Number) + " was opened)"
-	}
-	return err
-}
-
-// review describes a pull request, with the state of its head's checks.
-func (g *GitHub) review(ctx context.Context, pr *gh.PullRequest) drafts.Review {
-	state := pr.GetState()
-	if pr.GetDraft() && state == "open" {
-		state = "draft"
-	}
-	return drafts.Review{Number: pr.GetNumber(), URL: pr.GetHTMLURL(), Title: pr.GetTitle(), State: state,
-		Checks: g.checks(ctx, pr.GetHead().GetSHA()), Head: pr.GetHead().GetRef()}
-}
-
-// checks sums up a commit's commit statuses and check runs: "none" when
-// there are none, "failure" when any failed, "pending" when any is still
-// running, else "success" ("unknown" when GitHub could not be asked).
-func (g *GitHub) checks(ctx context.Context, sha string) string {
-	if sha == "" {
-		return "unknown"
-	}
-	st, _, err := g.client.Repositories.GetCombinedStatus(ctx, g.owner, g.name, sha, nil)
-	if err != nil {
-		return "unknown"
-	}
-	runs, _, err := g.client.Checks.ListCheckRunsForRef(ctx, g.owner, g.name, sha, &gh.ListCheckRunsOptions{
-		ListOptions: gh.ListOptions{PerPage: 100}})
-	if err != nil {
-		return "unknown"
-	}
-	total := st.GetTotalCount() + runs.GetTotal()
-	if total == 0 {
-		return "none"
-	}
-	failed, pending := false, false
-	if st.GetTotalCount() > 0 {
-		switch st.GetState() {
-		case "failure", "error":
-			failed = true
-		case "pending":
-			pending = true
-		}
-	}
-	for _, r := range runs.CheckRuns {
-		if r.GetStatus() != "completed" {
-			pending = true
-			continue
-		}
-		switch r.GetConclusion() {
-		case "failure", "timed_out", "cancelled", "action_required", "startup_failure":
-			failed = true
-		}
-	}
-	switch {
-	case failed:
-		return "failure"
-	case pending:
-		return "pending"
-	}
-	return "success"
-}
-
-// ListReviews lists the open pull requests of the repository whose head
-// branch (in this repository) starts with prefix, by number, with the state
-// of their checks.
-func (g *GitHub) ListReviews(ctx context.Context, prefix string) ([]drafts.Review, error) {
-	opts := &gh.PullRequestListOptions{State: "open", ListOptions: gh.ListOptions{PerPage: 100}}
-	out := []drafts.Review{}
-	for {
-		prs, resp, err := g.client.PullRequests.List(ctx, g.owner, g.name, opts)
-		if err != nil {
-			return nil, remoteError("list pull requests", resp, err)
-		}
-		for _, pr := range prs {
-			head := pr.GetHead()
-			if !strings.HasPrefix(head.GetRef(), prefix) {
-				continue
-			}
-			if full := head.GetRepo().GetFullName(); full != "" && !strings.EqualFold(full, g.Repository()) {
-				continue // a fork's branch of the same name
-			}
-			out = append(out, g.review(ctx, pr))
-		}
-		if resp.NextPage == 0 {
-			break
-		}
-		opts.Page = resp.NextPage
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Number < out[j].Number })
-	return out, nil
 }
 
 // Sync fetches every branch of the GitHub repository into the local

@@ -343,7 +343,7 @@ func TestGitHubCredentials(t *testing.T) {
 	if publishertest.WantCode(t, err, errs.EnvVarMissing).Details["variable"] != EnvGitHubToken {
 		t.Errorf("details = %v", err)
 	}
-	_, err = e.pub.ListReviews(ctx, drafts.ReviewPrefix)
+	_, err = e.pub.Reviews(ctx, drafts.ReviewPrefix)
 	publishertest.WantCode(t, err, errs.EnvVarMissing)
 	publishertest.WantCode(t, e.pub.DeleteBranch(ctx, "x", ""), errs.EnvVarMissing)
 	if n := e.fake.APICalls(); n != 0 {
@@ -385,7 +385,7 @@ func TestGitHubCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A wrong token is GitHub's 401, as REMOTE_STORE_FAILED with the status.
-	_, err = e.publisher(t, map[string]string{EnvGitHubToken: "wrong"}).ListReviews(ctx, "")
+	_, err = e.publisher(t, map[string]string{EnvGitHubToken: "wrong"}).Reviews(ctx, "")
 	if d := publishertest.WantCode(t, err, errs.RemoteStoreFailed).Details; d["status"] != 401 || strings.Contains(err.Error(), "wrong") {
 		t.Errorf("details %v, error %v", d, err)
 	}
@@ -435,7 +435,7 @@ func TestGitHubAppAuth(t *testing.T) {
 			e := newGHEnv(t, tt.env)
 			e.fake.App(42, 7, &key.PublicKey, tt.ttl)
 			for range 3 {
-				_, err := e.pub.ListReviews(ctx, drafts.ReviewPrefix)
+				_, err := e.pub.getRef(ctx, "main")
 				if tt.code != "" {
 					publishertest.WantCode(t, err, tt.code)
 					continue
@@ -451,27 +451,32 @@ func TestGitHubAppAuth(t *testing.T) {
 	}
 }
 
-// TestGitHubReviews: a pull request carries title, body, draft flag, labels
-// and reviewers; ListReviews reports the checks of its head.
+// TestGitHubReviews opens a pull request with labels, reviewers and the
+// draft flag; what GitHub refuses once the pull request exists (a label
+// the token may not create, a stranger as reviewer, a team of another
+// organisation, drafts on a free private repository) is a warning, never a
+// failure; opening it again reuses it; the listing carries state, decision
+// and checks, from one conditional request once the index is warm.
 func TestGitHubReviews(t *testing.T) {
 	ctx := context.Background()
 	e := newGHEnv(t, nil)
 	e.fake.AddUser("bob", fakegithub.PermWrite)
 	e.fake.AddTeam("editors")
-	head := drafts.ReviewPrefix + "ada-1"
-	res, err := e.pub.Commit(ctx, repo.CommitRequest{Branch: head, From: "main", Message: "Publish",
-		Changes: []repo.Change{{Path: "content/posts/hello.md", Content: []byte("new\n")}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e.fake.AddLabel("content")
+	head := drafts.ReviewPrefix + "ada-20260101-000001"
 	req := drafts.ReviewRequest{Head: head, Base: "main", Title: "Publish hello", Body: "One post.",
-		Labels: []string{"content", "graft"}, Reviewers: []string{"@bob", "graft-test/editors"}, Draft: true}
-	rv, err := e.pub.OpenReview(ctx, req)
+		Message: "Publish hello\n\nGraft-Parent: main\n", Identity: "agent:ada",
+		Changes: []repo.Change{{Path: "content/posts/hello.md", Content: []byte("new\n")}},
+		Labels:  []string{"content", "graft"}, Reviewers: []string{"@bob", "graft-test/editors", "acme/editors"}, Draft: true}
+	rv, warnings, err := e.pub.OpenReview(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rv.Number == 0 || !strings.HasSuffix(rv.URL, fmt.Sprintf("/pull/%d", rv.Number)) || rv.State != "draft" || rv.Checks != "none" {
+	if rv.Number == 0 || !strings.HasSuffix(rv.URL, fmt.Sprintf("/pull/%d", rv.Number)) || rv.State != drafts.ReviewDraft {
 		t.Errorf("review %+v", rv)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0].Message, "acme/editors") {
+		t.Errorf("warnings %+v, want one about the other organisation's team", warnings)
 	}
 	pulls := e.fake.Pulls()
 	if len(pulls) != 1 {
@@ -483,8 +488,10 @@ func TestGitHubReviews(t *testing.T) {
 		strings.Join(p.TeamReviewers, ",") != "editors" {
 		t.Errorf("pull request %+v", p)
 	}
+	res := publishertest.Head(t, e.fake.Repo, head)
 	// Opening it again (a retried publish) reuses the open pull request.
-	again, err := e.pub.OpenReview(ctx, req)
+	req.Existing = true
+	again, _, err := e.pub.OpenReview(ctx, req)
 	if err != nil || again.Number != rv.Number || len(e.fake.Pulls()) != 1 {
 		t.Errorf("second OpenReview: %+v %v", again, err)
 	}
@@ -493,23 +500,60 @@ func TestGitHubReviews(t *testing.T) {
 		setup func()
 		want  string
 	}{
-		{"status pending", func() { e.fake.SetStatus(res.Commit, "pending") }, "pending"},
+		{"status pending", func() { e.fake.SetStatus(res, "pending") }, "pending"},
 		{"status success, check running", func() {
-			e.fake.SetStatus(res.Commit, "success")
-			e.fake.AddCheckRun(res.Commit, "build", "in_progress", "")
+			e.fake.SetStatus(res, "success")
+			e.fake.AddCheckRun(res, "build", "in_progress", "")
 		}, "pending"},
-		{"check failed", func() { e.fake.AddCheckRun(res.Commit, "lint", "completed", "failure") }, "failure"},
+		{"check failed", func() { e.fake.AddCheckRun(res, "lint", "completed", "failure") }, "failure"},
 	}
 	for _, tt := range tests {
 		tt.setup()
-		list, err := e.pub.ListReviews(ctx, drafts.ReviewPrefix+"ada-")
-		if err != nil || len(list) != 1 || list[0].Checks != tt.want || list[0].Number != rv.Number {
+		list, err := e.pub.Reviews(ctx, drafts.ReviewPrefix+"ada-")
+		if err != nil || len(list) != 1 || list[0].Checks != tt.want || list[0].Number != rv.Number || list[0].Author != "" {
 			t.Errorf("%s: %+v %v", tt.name, list, err)
 		}
 	}
+	// Once warm, listing reviews is one conditional request (304), plus
+	// the checks of each active review.
+	e.pub.reviews.polled = time.Time{}
+	e.fake.ResetCalls()
+	if _, err := e.pub.Reviews(ctx, drafts.ReviewPrefix); err != nil {
+		t.Fatal(err)
+	}
+	if c := e.fake.Calls(); e.fake.APICalls() != 3 || c["GET pulls"] != 1 || c["GET pulls/reviews"] != 0 {
+		t.Errorf("a warm listing made %d API calls (%s), want 3: the listing (304) and the checks", e.fake.APICalls(), e.fake)
+	}
 	e.fake.ClosePull(rv.Number)
-	if list, err := e.pub.ListReviews(ctx, drafts.ReviewPrefix); err != nil || len(list) != 0 {
-		t.Errorf("closed pull request listed: %+v %v", list, err)
+	e.pub.reviews.polled = time.Time{}
+	if list, err := e.pub.Reviews(ctx, drafts.ReviewPrefix); err != nil || len(list) != 1 || list[0].State != drafts.ReviewClosed {
+		t.Errorf("closed pull request: %+v %v", list, err)
+	}
+
+	// A token that may not create labels, a stranger, and draft pull
+	// requests refused: the review opens, with warnings.
+	e.fake.ForbidLabelCreation()
+	e.fake.Configure(func(s *fakegithub.Settings) { s.Private = true })
+	req = drafts.ReviewRequest{Head: drafts.ReviewPrefix + "ada-20260101-000002", Base: "main", Title: "Second",
+		Message: "Second\n\nGraft-Parent: main\n", Identity: "agent:ada",
+		Changes: []repo.Change{{Path: "content/posts/second.md", Content: []byte("2\n")}},
+		Labels:  []string{"brand-new"}, Reviewers: []string{"mallory"}, Draft: true}
+	rv, warnings, err = e.pub.OpenReview(ctx, req)
+	if err != nil {
+		t.Fatalf("a refused label, reviewer or draft failed the review: %v", err)
+	}
+	var got []string
+	for _, w := range warnings {
+		got = append(got, w.Message)
+	}
+	joined := strings.Join(got, "\n")
+	for _, want := range []string{"no draft pull requests", "You do not have permission to create labels", "Reviews may only be requested from collaborators"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("warnings lack %q:\n%s", want, joined)
+		}
+	}
+	if rv.State != drafts.ReviewOpen || len(e.fake.Pulls()) != 2 {
+		t.Errorf("review %+v; pulls %d", rv, len(e.fake.Pulls()))
 	}
 }
 

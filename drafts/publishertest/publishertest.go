@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -524,21 +523,29 @@ func Run(t *testing.T, newPub func(t *testing.T) (drafts.Publisher, *repo.Repo))
 		WantCode(t, pub.DeleteBranch(ctx, draft, res.Commit), errs.BranchNotFound)
 	})
 
-	t.Run("OpenReview and ListReviews", func(t *testing.T) {
-		pub, _ := newPub(t)
-		heads := []string{drafts.ReviewPrefix + "ada-1", drafts.ReviewPrefix + "ada-2", drafts.ReviewPrefix + "bob-1"}
+	t.Run("reviews", func(t *testing.T) {
+		pub, truth := newPub(t)
+		heads := []string{drafts.ReviewPrefix + "ada-20260101-000001", drafts.ReviewPrefix + "ada-20260101-000002", drafts.ReviewPrefix + "bob-20260101-000001"}
+		numbers := map[string]int{}
 		for _, h := range heads {
-			if _, err := pub.Commit(ctx, repo.CommitRequest{Branch: h, From: "main", Message: "review " + h,
-				Changes: []repo.Change{{Path: "content/posts/" + filepath.Base(h) + ".md", Content: []byte(h)}}}); err != nil {
-				t.Fatal(err)
-			}
-			rv, err := pub.OpenReview(ctx, drafts.ReviewRequest{Head: h, Base: "main", Title: "Publish " + h, Body: "body"})
+			who := "agent:" + strings.Split(strings.TrimPrefix(h, drafts.ReviewPrefix), "-")[0]
+			file := "content/posts/" + strings.TrimPrefix(h, drafts.ReviewPrefix) + ".md"
+			rv, warnings, err := pub.OpenReview(ctx, drafts.ReviewRequest{Head: h, Base: "main", Title: "Publish " + h,
+				Body: "The body.", Identity: who, Author: ada, Message: "Publish " + h + "\n\n" + drafts.ParentTrailer + ": main\n",
+				Changes: []repo.Change{{Path: file, Content: []byte(h + "\n"), Base: repo.MustNotExist}}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rv.Head != h || rv.State != "open" {
-				t.Errorf("review %+v", rv)
+			if rv.Head != h || rv.State != drafts.ReviewOpen || rv.Number <= 0 || rv.Base != "main" || len(warnings) != 0 {
+				t.Errorf("review %+v, warnings %v", rv, warnings)
 			}
+			if got, _ := ReadAt(t, truth, h, file); got != h+"\n" {
+				t.Errorf("review branch %s holds %q", h, got)
+			}
+			numbers[h] = rv.Number
+		}
+		if numbers[heads[0]] == numbers[heads[1]] || numbers[heads[1]] == numbers[heads[2]] {
+			t.Fatalf("review numbers %v", numbers)
 		}
 		tests := []struct {
 			prefix string
@@ -549,7 +556,7 @@ func Run(t *testing.T, newPub func(t *testing.T) (drafts.Publisher, *repo.Repo))
 			{drafts.ReviewPrefix + "carol-", nil},
 		}
 		for _, tt := range tests {
-			list, err := pub.ListReviews(ctx, tt.prefix)
+			list, err := pub.Reviews(ctx, tt.prefix)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -559,8 +566,45 @@ func Run(t *testing.T, newPub func(t *testing.T) (drafts.Publisher, *repo.Repo))
 			}
 			sort.Strings(got)
 			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
-				t.Errorf("ListReviews(%q) = %v, want %v", tt.prefix, got, tt.want)
+				t.Errorf("Reviews(%q) = %v, want %v", tt.prefix, got, tt.want)
 			}
+		}
+		n := numbers[heads[0]]
+		c1, err := pub.CommentReview(ctx, n, drafts.NewComment{Body: "First thought.", By: ada, Identity: "agent:ada"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		title := "A better title"
+		if _, _, err := pub.UpdateReview(ctx, n, drafts.ReviewUpdate{Title: &title, By: ada, Identity: "agent:ada"}); err != nil {
+			t.Fatal(err)
+		}
+		d, err := pub.Review(ctx, n, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Title != title || !strings.Contains(d.Body, "The body.") || len(d.Comments) != 1 || d.Comments[0].ID != c1.ID ||
+			d.Comments[0].Body == "" || !strings.Contains(d.Comments[0].Body, "First thought.") {
+			t.Errorf("review %d: title %q body %q comments %+v", n, d.Title, d.Body, d.Comments)
+		}
+		WantCode(t, func() error { _, err := pub.Review(ctx, 999, false); return err }(), errs.ReviewNotFound)
+		closed, err := pub.CloseReview(ctx, n, ada, "agent:ada")
+		if err != nil || closed.State != drafts.ReviewClosed {
+			t.Errorf("closed review %+v %v", closed, err)
+		}
+		m := numbers[heads[1]]
+		before, _ := pub.Review(ctx, m, false)
+		sha, err := pub.MergeReview(ctx, m, drafts.Merge{Method: "squash", ExpectHead: before.HeadSHA, By: ada, Identity: "user:op"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if Head(t, truth, "main") != sha {
+			t.Errorf("main %s, merge %s", Head(t, truth, "main"), sha)
+		}
+		if got, _ := ReadAt(t, truth, "main", "content/posts/ada-20260101-000002.md"); got != heads[1]+"\n" {
+			t.Errorf("merged file = %q", got)
+		}
+		if after, err := pub.Review(ctx, m, false); err != nil || after.State != drafts.ReviewMerged {
+			t.Errorf("merged review %+v %v", after.Review, err)
 		}
 	})
 }
