@@ -693,3 +693,55 @@ func TestGitHubModePreviewBranch(t *testing.T) {
 		t.Errorf("creating it again: %v", err)
 	}
 }
+
+// TestGitHubProtectedMain: a direct publish to a protected main ends, within
+// 10 API calls, in the fallback review (github.fallback: review, the
+// default) or, with fallback none, in PUBLISH_REFUSED carrying GitHub's
+// message; main never moves and nothing is retried.
+func TestGitHubProtectedMain(t *testing.T) {
+	for _, fallback := range []string{"review", "none"} {
+		t.Run(fallback, func(t *testing.T) {
+			ctx := context.Background()
+			p := newGitHubProject(t, "commit")
+			if fallback == "none" {
+				p.s.Project.Config.GitHub.Fallback = drafts.FallbackNone
+			}
+			p.fake.Protect("main", fakegithub.Protection{RequirePullRequest: true, RequiredApprovals: 1})
+			op := Caller{ID: "user:op@example.org", Email: "op@example.org", Operator: true,
+				Scopes: []string{ScopeContentWrite, ScopeContentPublish}}
+			in := note("Protected", "Main only changes through reviews.\n")
+			in.Slug = "protected"
+			w := write(t, p.s, op, in)
+			mainBefore := remoteHead(t, p.bare, "main")
+			p.fake.ResetCalls()
+			res, err := p.s.PublishDrafts(ctx, op, PublishDraftsInput{PublishRequest: drafts.PublishRequest{Paths: []string{w.Path}}})
+			calls := p.fake.APICalls()
+			t.Logf("direct publish to a protected main, fallback %s: %d API calls (%s)", fallback, calls, p.fake)
+			if calls > 10 {
+				t.Errorf("%d API calls, want at most 10", calls)
+			}
+			if remoteHead(t, p.bare, "main") != mainBefore {
+				t.Fatal("main moved")
+			}
+			switch fallback {
+			case "review":
+				must(t, err)
+				if res.Mode != drafts.ModeReview || res.Review == nil || res.Review.Number == 0 ||
+					!strings.Contains(res.Note, "Changes must be made through a pull request.") || len(p.fake.Pulls()) != 1 {
+					t.Errorf("fallback: %+v (pulls %d)", res, len(p.fake.Pulls()))
+				}
+			case "none":
+				e, ok := errs.As(err)
+				if !ok || e.Code != errs.PublishRefused || e.Details["githubMessage"] != "Changes must be made through a pull request." {
+					t.Fatalf("error %v, want PUBLISH_REFUSED with GitHub's message", err)
+				}
+				if len(p.fake.Pulls()) != 0 {
+					t.Error("a pull request was opened without the fallback")
+				}
+				if l, _ := p.s.ListDrafts(ctx, op, ListDraftsInput{}); len(l.Changes) != 1 {
+					t.Errorf("the refused path left the draft: %+v", l.Changes)
+				}
+			}
+		})
+	}
+}
