@@ -615,13 +615,8 @@ func (s *Store) Merge(ctx context.Context, as PublishAs, req MergeRequest) (Merg
 	if c, ok := s.Publisher.(committer); ok {
 		res.Commit.URL = c.CommitURL(sha)
 	}
-	after, err := s.Publisher.Review(ctx, req.Number, false)
-	if err == nil {
-		res.Review = after.Review
-	} else {
-		res.Review = d.Review
-		res.Review.State = ReviewMerged
-	}
+	res.Review = d.Review
+	res.Review.State, res.Review.MergeCommit = ReviewMerged, sha
 	var published []string
 	if head, ok, _ := s.Project.Git.Head(d.Head); ok {
 		if changes, err := s.reviewChanges(head); err == nil {

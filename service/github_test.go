@@ -57,7 +57,7 @@ func (w *waitCount) sleep(_ context.Context, d time.Duration) error {
 // newGitHubProject builds the sample site with a github section (publish:
 // commit or pull-request), pushes it to a bare "GitHub" repository, clones
 // that through the fake's smart HTTP endpoint and opens the clone.
-func newGitHubProject(t *testing.T, publish string) *ghProject {
+func newGitHubProject(t *testing.T, publish string, tune ...func(*github.GitHubOptions)) *ghProject {
 	t.Helper()
 	src := fixtures.SampleRepo(t)
 	cfg := filepath.Join(src, "graft.yaml")
@@ -76,13 +76,17 @@ func newGitHubProject(t *testing.T, publish string) *ghProject {
 	}
 	waits := &waitCount{}
 	env := map[string]string{github.EnvGitHubToken: fakegithub.DefaultToken}
-	s, err := OpenWith(dir, OpenOptions{GitHub: github.GitHubOptions{
+	opts := github.GitHubOptions{
 		APIURL:          fake.URL,
 		Getenv:          func(k string) string { return env[k] },
 		CredentialFiles: []string{}, GH: "-",
 		Retry: github.RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: 4 * time.Millisecond, RequestTimeout: 2 * time.Second, Sleep: waits.sleep},
 		Logf:  t.Logf,
-	}})
+	}
+	for _, f := range tune {
+		f(&opts)
+	}
+	s, err := OpenWith(dir, OpenOptions{GitHub: opts})
 	must(t, err)
 	t.Cleanup(func() { s.Close() })
 	if s.GitHub() == nil {
@@ -743,5 +747,87 @@ func TestGitHubProtectedMain(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestGitHubCallsPerOperation measures the API calls of each operation of
+// the loop (docs/github.md lists them). The listing of pull requests is
+// asked again at every call here (no reuse window), so each figure is what
+// an operation costs at most; a 304 answer is counted although GitHub does
+// not count it against the rate limit. Git fetches are not API calls.
+func TestGitHubCallsPerOperation(t *testing.T) {
+	ctx := context.Background()
+	p := newGitHubProject(t, "commit", func(o *github.GitHubOptions) { o.ReviewListReuse = -1 })
+	s := p.s
+	agent := Caller{ID: "agent:writer", Scopes: []string{ScopeContentWrite}}
+	op := Caller{ID: "user:op@example.org", Email: "op@example.org", Operator: true, Scopes: []string{ScopeContentWrite, ScopeContentPublish}}
+	in := note("Tides", "Tides come twice a day.\n")
+	in.Slug = "tides"
+	var number int
+	var path string
+	steps := []struct {
+		name string
+		run  func() error
+		want int
+	}{
+		{"first draft write (creates the draft)", func() error { w := write(t, s, agent, in); path = w.Path; return nil }, 5},
+		{"later draft write", func() error {
+			in.Body = "Tides come twice a day, mostly.\n"
+			write(t, s, agent, in)
+			return nil
+		}, 5},
+		{"list_drafts", func() error { _, err := s.ListDrafts(ctx, agent, ListDraftsInput{}); return err }, 1},
+		{"publish_drafts as a review (a new pull request)", func() error {
+			res, err := s.PublishDrafts(ctx, agent, PublishDraftsInput{PublishRequest: drafts.PublishRequest{Paths: []string{path}}})
+			if err == nil {
+				number = res.Review.Number
+			}
+			return err
+		}, 7},
+		{"publish_drafts again (the same review)", func() error {
+			_, err := s.PublishDrafts(ctx, agent, PublishDraftsInput{PublishRequest: drafts.PublishRequest{Paths: []string{path}}})
+			return err
+		}, 4},
+		{"list_drafts with an active review", func() error { _, err := s.ListDrafts(ctx, agent, ListDraftsInput{}); return err }, 3},
+		{"list_reviews", func() error { _, err := s.ListReviews(ctx, agent, ListReviewsInput{}); return err }, 3},
+		{"get_review (no line comments)", func() error { _, err := s.GetReview(ctx, agent, GetReviewInput{Number: number}); return err }, 6},
+		{"comment_review", func() error {
+			_, err := s.CommentReview(ctx, agent, CommentReviewInput{Number: number, Body: "Ready."})
+			return err
+		}, 1},
+		{"revise_review", func() error {
+			in.Body = "Tides come twice a day, at new and full moon the most.\n"
+			write(t, s, agent, in)
+			p.fake.ResetCalls()
+			_, err := s.ReviseReview(ctx, agent, ReviseReviewInput{ReviseRequest: drafts.ReviseRequest{Number: number}})
+			return err
+		}, 6},
+		{"update_review (title)", func() error {
+			title := "Tides, revised"
+			_, err := s.UpdateReview(ctx, agent, UpdateReviewInput{UpdateRequest: drafts.UpdateRequest{Number: number, Title: &title}})
+			return err
+		}, 2},
+		{"merge_review (squash)", func() error { _, err := s.MergeReview(ctx, op, MergeReviewInput{Number: number}); return err }, 2},
+		{"close_review", func() error {
+			other := note("Neap", "Neap tides are small.\n")
+			other.Slug = "neap"
+			w := write(t, s, agent, other)
+			res, err := s.PublishDrafts(ctx, agent, PublishDraftsInput{PublishRequest: drafts.PublishRequest{Paths: []string{w.Path}}})
+			must(t, err)
+			p.fake.ResetCalls()
+			_, err = s.CloseReview(ctx, agent, CloseReviewInput{Number: res.Review.Number})
+			return err
+		}, 2},
+	}
+	for _, st := range steps {
+		p.fake.ResetCalls()
+		if err := st.run(); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		n := p.fake.APICalls()
+		t.Logf("%-48s %2d API calls (%s)", st.name, n, p.fake)
+		if n != st.want {
+			t.Errorf("%s: %d API calls, want %d", st.name, n, st.want)
+		}
 	}
 }

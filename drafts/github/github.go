@@ -58,6 +58,9 @@ type GitHubOptions struct {
 	// GH is the gh binary asked for a token (`gh auth token`) when no token
 	// setting is found: "" looks gh up on PATH, "-" never runs it.
 	GH string
+	// ReviewListReuse is how long a listing of pull requests is reused
+	// before the next (conditional) request: 0 = 3 s, negative = never.
+	ReviewListReuse time.Duration
 }
 
 // GitHub is the Publisher that moves branches on GitHub through its REST
@@ -74,8 +77,9 @@ type GitHub struct {
 	maxAttempts int
 	logf        func(format string, args ...any)
 
-	cache   *localCache
-	reviews reviewIndex
+	cache     *localCache
+	reviews   reviewIndex
+	listReuse time.Duration
 
 	branchMu    sync.Mutex
 	branchLocks map[string]*sync.Mutex
@@ -169,7 +173,10 @@ func NewGitHub(opts GitHubOptions) (*GitHub, error) {
 	g := &GitHub{
 		owner: owner, name: name, local: opts.Local, gitURL: gitURL, webURL: web.String(),
 		client: client, auth: auth, retry: retry, maxAttempts: attempts, logf: logf,
-		branchLocks: map[string]*sync.Mutex{},
+		branchLocks: map[string]*sync.Mutex{}, listReuse: opts.ReviewListReuse,
+	}
+	if g.listReuse == 0 {
+		g.listReuse = reviewPollMin
 	}
 	g.cache = &localCache{local: opts.Local, url: gitURL, token: auth.peekToken, forget: auth.forget,
 		confirm: g.confirmRef, logf: logf}
@@ -679,9 +686,9 @@ func (g *GitHub) DeleteBranch(ctx context.Context, name, expected string) error 
 }
 
 // Sync fetches every branch of the GitHub repository into the local
-// repository and moves each local branch to GitHub's value (a local branch
-// that already holds GitHub's commit in its history is left alone; local
-// branches that GitHub does not have are kept).
+// repository, which then mirrors GitHub (see localCache.mirror: rewinds and
+// deletions once the API confirms them). An empty repository fetches
+// nothing.
 func (g *GitHub) Sync(ctx context.Context) error {
 	if err := g.cache.fetch(ctx, nil); err != nil {
 		return errs.New(errs.RemoteStoreFailed, "fetch from GitHub failed: %s", scrub(err.Error())).

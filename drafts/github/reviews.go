@@ -28,7 +28,7 @@ import (
 // calls) for every active review listed, as GitHub sends no pull request
 // event when they change.
 
-// reviewPollMin is how long a listing of pull requests is reused.
+// reviewPollMin is how long a listing of pull requests is reused by default.
 const reviewPollMin = 3 * time.Second
 
 // firstLoadPages bounds the first listing (100 pull requests a page);
@@ -122,7 +122,7 @@ func (g *GitHub) refreshReviews(ctx context.Context, force bool) error {
 	ix := &g.reviews
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	if !force && ix.loaded && time.Since(ix.polled) < reviewPollMin {
+	if !force && ix.loaded && time.Since(ix.polled) < g.listReuse {
 		return nil
 	}
 	etag, newest := ix.etag, ix.newest
@@ -257,9 +257,22 @@ func (g *GitHub) pull(ctx context.Context, number int) (*prEntry, error) {
 	return g.upsert(pr), nil
 }
 
-// Review reads a pull request; with full, its reviews, review comments
-// (resolved and outdated through GraphQL, which alone knows them),
-// conversation comments and checks.
+// entry returns a pull request from the index, reading it when the index
+// does not have it.
+func (g *GitHub) entry(ctx context.Context, number int) (*prEntry, error) {
+	g.reviews.mu.Lock()
+	e := g.reviews.prs[number]
+	g.reviews.mu.Unlock()
+	if e != nil {
+		return e, nil
+	}
+	return g.pull(ctx, number)
+}
+
+// Review reads a pull request (its decision as last read); with full, also
+// its reviews (the decision afresh), review comments (resolved and
+// outdated through GraphQL, which alone knows them), conversation comments
+// and checks.
 func (g *GitHub) Review(ctx context.Context, number int, full bool) (drafts.ReviewDetail, error) {
 	e, err := g.pull(ctx, number)
 	if err != nil {
@@ -269,7 +282,7 @@ func (g *GitHub) Review(ctx context.Context, number int, full bool) (drafts.Revi
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	var entries []drafts.ReviewEntry
-	if full || e.open && (!e.decisionFor.Equal(e.updated) || e.decisionFor.IsZero()) {
+	if full {
 		if entries, err = g.decision(ctx, e); err != nil {
 			return drafts.ReviewDetail{}, err
 		}
@@ -526,7 +539,7 @@ func (g *GitHub) reviewersRequest(reviewers []string) (gh.ReviewersRequest, []dr
 // and removed, reviewers requested, and ready for review or back to draft
 // (GraphQL, where alone GitHub offers it). What GitHub refuses is a warning.
 func (g *GitHub) UpdateReview(ctx context.Context, number int, u drafts.ReviewUpdate) (drafts.Review, []drafts.Warning, error) {
-	e, err := g.pull(ctx, number)
+	e, err := g.entry(ctx, number)
 	if err != nil {
 		return drafts.Review{}, nil, err
 	}
@@ -568,9 +581,11 @@ func (g *GitHub) UpdateReview(ctx context.Context, number int, u drafts.ReviewUp
 			warnings = append(warnings, warn("the draft state was not changed", err))
 		}
 	}
-	after, err := g.pull(ctx, number)
-	if err != nil {
-		return drafts.Review{}, nil, err
+	after := e
+	if len(u.AddLabels)+len(u.RemoveLabels)+len(u.Reviewers) > 0 || u.Ready != nil {
+		if after, err = g.pull(ctx, number); err != nil {
+			return drafts.Review{}, nil, err
+		}
 	}
 	g.reviews.mu.Lock()
 	defer g.reviews.mu.Unlock()
@@ -589,7 +604,7 @@ func signed(body, identity string) string {
 // CommentReview posts a conversation comment on a pull request, or a reply
 // in the thread of a review comment.
 func (g *GitHub) CommentReview(ctx context.Context, number int, c drafts.NewComment) (drafts.ReviewComment, error) {
-	if _, err := g.pull(ctx, number); err != nil {
+	if _, err := g.entry(ctx, number); err != nil {
 		return drafts.ReviewComment{}, err
 	}
 	body := signed(c.Body, c.Identity)
@@ -650,7 +665,7 @@ func (g *GitHub) DecideReview(ctx context.Context, number int, d drafts.Decision
 
 // CloseReview closes the pull request (its branch stays: the proposal is kept).
 func (g *GitHub) CloseReview(ctx context.Context, number int, _ repo.Signature, _ string) (drafts.Review, error) {
-	if _, err := g.pull(ctx, number); err != nil {
+	if _, err := g.entry(ctx, number); err != nil {
 		return drafts.Review{}, err
 	}
 	pr, resp, err := g.client.PullRequests.Edit(ctx, g.owner, g.name, number, &gh.PullRequest{State: gh.String("closed")})
@@ -668,7 +683,7 @@ func (g *GitHub) CloseReview(ctx context.Context, number int, _ repo.Signature, 
 // a head that moved), PUBLISH_REFUSED (required approvals or checks, a
 // method the repository does not allow) or INPUT_VALIDATION_FAILED (a draft).
 func (g *GitHub) MergeReview(ctx context.Context, number int, m drafts.Merge) (string, error) {
-	e, err := g.pull(ctx, number)
+	e, err := g.entry(ctx, number)
 	if err != nil {
 		return "", err
 	}
@@ -696,9 +711,9 @@ func (g *GitHub) MergeReview(ctx context.Context, number int, m drafts.Merge) (s
 		return "", remoteError(fmt.Sprintf("merge pull request #%d", number), resp, err)
 	}
 	g.refresh(ctx, e.base, res.GetSHA())
-	if _, err := g.pull(ctx, number); err != nil {
-		g.logf("graft: pull request #%d merged, but reading it back failed: %v", number, err)
-	}
+	g.reviews.mu.Lock()
+	e.open, e.merged, e.mergeSHA = false, true, res.GetSHA()
+	g.reviews.mu.Unlock()
 	return res.GetSHA(), nil
 }
 
