@@ -234,39 +234,52 @@ func (g *GitHub) Reviews(ctx context.Context, prefix string) ([]drafts.Review, e
 	return out, nil
 }
 
-// pull reads a pull request into the index; REVIEW_NOT_FOUND when it does
-// not exist or is not one of graft's.
-func (g *GitHub) pull(ctx context.Context, number int) (*prEntry, error) {
+// pull reads a pull request into the index and returns a copy of its
+// entry; REVIEW_NOT_FOUND when it does not exist or is not one of graft's.
+func (g *GitHub) pull(ctx context.Context, number int) (prEntry, error) {
 	pr, resp, err := g.client.PullRequests.Get(ctx, g.owner, g.name, number)
 	if statusOf(resp) == http.StatusNotFound {
 		if verr := g.visible(ctx); verr != nil {
-			return nil, verr
+			return prEntry{}, verr
 		}
-		return nil, errs.New(errs.ReviewNotFound, "pull request #%d does not exist", number).With("number", number).
+		return prEntry{}, errs.New(errs.ReviewNotFound, "pull request #%d does not exist", number).With("number", number).
 			WithFix("call list_reviews for the reviews that exist")
 	}
 	if err != nil {
-		return nil, remoteError(fmt.Sprintf("read pull request #%d", number), resp, err)
+		return prEntry{}, remoteError(fmt.Sprintf("read pull request #%d", number), resp, err)
 	}
 	if !g.graftPR(pr) {
-		return nil, errs.New(errs.ReviewNotFound, "pull request #%d is not a graft review (its head is %s)", number, pr.GetHead().GetRef()).
+		return prEntry{}, errs.New(errs.ReviewNotFound, "pull request #%d is not a graft review (its head is %s)", number, pr.GetHead().GetRef()).
 			With("number", number).WithFix("call list_reviews for graft's reviews")
 	}
 	g.reviews.mu.Lock()
 	defer g.reviews.mu.Unlock()
-	return g.upsert(pr), nil
+	return *g.upsert(pr), nil
 }
 
-// entry returns a pull request from the index, reading it when the index
-// does not have it.
-func (g *GitHub) entry(ctx context.Context, number int) (*prEntry, error) {
+// entry returns a copy of a pull request's index entry, reading the pull
+// request when the index does not have it.
+func (g *GitHub) entry(ctx context.Context, number int) (prEntry, error) {
 	g.reviews.mu.Lock()
 	e := g.reviews.prs[number]
+	var snap prEntry
+	if e != nil {
+		snap = *e
+	}
 	g.reviews.mu.Unlock()
 	if e != nil {
-		return e, nil
+		return snap, nil
 	}
 	return g.pull(ctx, number)
+}
+
+// live returns the index entry of a pull request. The caller holds ix.mu
+// and has read the pull request (pull or entry) first.
+func (g *GitHub) live(number int) *prEntry {
+	if e := g.reviews.prs[number]; e != nil {
+		return e
+	}
+	return &prEntry{number: number}
 }
 
 // Review reads a pull request (its decision as last read); with full, also
@@ -274,13 +287,14 @@ func (g *GitHub) entry(ctx context.Context, number int) (*prEntry, error) {
 // outdated through GraphQL, which alone knows them), conversation comments
 // and checks.
 func (g *GitHub) Review(ctx context.Context, number int, full bool) (drafts.ReviewDetail, error) {
-	e, err := g.pull(ctx, number)
-	if err != nil {
+	if _, err := g.pull(ctx, number); err != nil {
 		return drafts.ReviewDetail{}, err
 	}
 	ix := &g.reviews
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	e := g.live(number)
+	var err error
 	var entries []drafts.ReviewEntry
 	if full {
 		if entries, err = g.decision(ctx, e); err != nil {
@@ -581,15 +595,14 @@ func (g *GitHub) UpdateReview(ctx context.Context, number int, u drafts.ReviewUp
 			warnings = append(warnings, warn("the draft state was not changed", err))
 		}
 	}
-	after := e
 	if len(u.AddLabels)+len(u.RemoveLabels)+len(u.Reviewers) > 0 || u.Ready != nil {
-		if after, err = g.pull(ctx, number); err != nil {
+		if _, err = g.pull(ctx, number); err != nil {
 			return drafts.Review{}, nil, err
 		}
 	}
 	g.reviews.mu.Lock()
 	defer g.reviews.mu.Unlock()
-	return after.review(), warnings, nil
+	return g.live(number).review(), warnings, nil
 }
 
 // signed appends who wrote a comment: on GitHub every comment graft posts
@@ -651,12 +664,12 @@ func (g *GitHub) DecideReview(ctx context.Context, number int, d drafts.Decision
 	if err != nil {
 		return drafts.Review{}, remoteError("review a pull request", resp, err)
 	}
-	e, err := g.pull(ctx, number)
-	if err != nil {
+	if _, err := g.pull(ctx, number); err != nil {
 		return drafts.Review{}, err
 	}
 	g.reviews.mu.Lock()
 	defer g.reviews.mu.Unlock()
+	e := g.live(number)
 	if _, err := g.decision(ctx, e); err != nil {
 		return drafts.Review{}, err
 	}
@@ -712,7 +725,8 @@ func (g *GitHub) MergeReview(ctx context.Context, number int, m drafts.Merge) (s
 	}
 	g.refresh(ctx, e.base, res.GetSHA())
 	g.reviews.mu.Lock()
-	e.open, e.merged, e.mergeSHA = false, true, res.GetSHA()
+	live := g.live(number)
+	live.open, live.merged, live.mergeSHA = false, true, res.GetSHA()
 	g.reviews.mu.Unlock()
 	return res.GetSHA(), nil
 }
