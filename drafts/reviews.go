@@ -603,6 +603,14 @@ func (s *Store) Merge(ctx context.Context, as PublishAs, req MergeRequest) (Merg
 	if method == "" {
 		method = "squash"
 	}
+	var published []string // read before the merge: GitHub may delete the branch with it
+	if head, ok, _ := s.Project.Git.Head(d.Head); ok {
+		if changes, err := s.reviewChanges(head); err == nil {
+			for _, c := range changes {
+				published = append(published, c.Path)
+			}
+		}
+	}
 	commit := func(changes []repo.Change, message string) (string, error) {
 		return s.commitProduction(ctx, changes, message, as.Author)
 	}
@@ -617,14 +625,6 @@ func (s *Store) Merge(ctx context.Context, as PublishAs, req MergeRequest) (Merg
 	}
 	res.Review = d.Review
 	res.Review.State, res.Review.MergeCommit = ReviewMerged, sha
-	var published []string
-	if head, ok, _ := s.Project.Git.Head(d.Head); ok {
-		if changes, err := s.reviewChanges(head); err == nil {
-			for _, c := range changes {
-				published = append(published, c.Path)
-			}
-		}
-	}
 	hooks := s.Hooks
 	if hooks == nil {
 		hooks = HooksFromEnv(s.Project.Config.Hooks.Publish)
