@@ -10,7 +10,7 @@ FUZZTIME  ?= 30s
 FUZZ_LONG     := FuzzMCP
 FUZZTIME_LONG ?= 5m
 # Packages whose state is shared between goroutines: their tests also run under -race.
-RACE_PKGS := ./repo/ ./index/ ./service/ ./drafts/ ./auth/ ./client/ ./state/ ./crash/
+RACE_PKGS := ./repo/ ./index/ ./service/ ./drafts/... ./auth/ ./client/ ./state/ ./crash/
 
 .PHONY: all build run test test-postgres vet fuzz bench clean
 

@@ -76,8 +76,10 @@ func (s *Store) Branches() ([]BranchInfo, error) {
 }
 
 // CreatePreview creates a preview branch from parent's tip (production when
-// parent is empty), recording the parent in Git (a Graft-Parent trailer).
-func (s *Store) CreatePreview(name, parent string, author repo.Signature) (BranchInfo, error) {
+// parent is empty), recording the parent in Git (a Graft-Parent trailer on
+// an empty first commit). The branch is made through the Publisher, so in
+// GitHub mode it is created on GitHub from the parent's commit there.
+func (s *Store) CreatePreview(ctx context.Context, name, parent string, author repo.Signature) (BranchInfo, error) {
 	if err := CheckPreviewName(name); err != nil {
 		return BranchInfo{}, err
 	}
@@ -88,11 +90,30 @@ func (s *Store) CreatePreview(name, parent string, author repo.Signature) (Branc
 		return BranchInfo{}, errs.New(errs.BranchExists, "%s is the production branch", name).With("branch", name).
 			WithFix("pick another name")
 	}
-	head, err := s.Project.Git.CreateBranch(name, parent, author)
+	exists := func() error {
+		return errs.New(errs.BranchExists, "branch %q already exists", name).With("branch", name).
+			WithFix("Pick another name or delete the existing branch first.")
+	}
+	if _, ok, err := s.Project.Git.Head(name); err != nil {
+		return BranchInfo{}, err
+	} else if ok {
+		return BranchInfo{}, exists()
+	}
+	if _, ok, err := s.Project.Git.Head(parent); err != nil {
+		return BranchInfo{}, err
+	} else if !ok {
+		return BranchInfo{}, errs.New(errs.BranchNotFound, "branch %q does not exist", parent).With("branch", parent).
+			WithFix("run `graft branch list` for the branches that exist")
+	}
+	none := ""
+	res, err := s.Publisher.Commit(ctx, repo.CommitRequest{Branch: name, From: parent, AllowEmpty: true, Expect: &none,
+		Message: "Create branch " + name + " from " + parent + "\n\n" + ParentTrailer + ": " + parent + "\n", Author: author,
+		// The branch appeared meanwhile (another replica, or a name only GitHub had).
+		Rebuild: func(string) ([]repo.Change, error) { return nil, exists() }})
 	if err != nil {
 		return BranchInfo{}, err
 	}
-	return BranchInfo{Name: name, Kind: KindPreview, Parent: parent, Head: head}, nil
+	return BranchInfo{Name: name, Kind: KindPreview, Parent: parent, Head: res.Commit}, nil
 }
 
 // DropBranch deletes a branch. Production and a branch that other branches

@@ -1,6 +1,7 @@
 // Package drafts maps identities to their draft branches and owns list,
-// publish and discard of drafts, preview branches and the publisher backends
-// (DESIGN §5, §8).
+// publish and discard of drafts and preview branches (DESIGN §5, §8). Every
+// branch move goes through its Publisher interface: Local here, GitHub in
+// drafts/github.
 package drafts
 
 import (

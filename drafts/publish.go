@@ -7,7 +7,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/repo"
@@ -49,6 +48,16 @@ type Change struct {
 	// collection: graft.yaml, .github/…), pushed to the draft with plain
 	// git. Its base is not believed (null); publish refuses it; discard it.
 	Foreign bool `json:"foreign"`
+	// Review is the active review proposing the path (null: none).
+	Review *ReviewMark `json:"review"`
+}
+
+// ReviewMark says which review proposes a draft path.
+type ReviewMark struct {
+	Number int    `json:"number"`
+	Branch string `json:"branch"`
+	// Pending: the draft's version differs from the review's (revise_review moves it).
+	Pending bool `json:"pending"`
 }
 
 // List is a draft's changes and open reviews (DESIGN §8 list_drafts).
@@ -68,8 +77,10 @@ func optional(v string) *string {
 }
 
 // List describes the draft of identity: every path of mine with its base,
-// production's current version, theirs and conflict; and the identity's open
-// reviews.
+// production's current version, theirs, conflict and the review proposing
+// it; and the identity's active reviews. A path whose draft bytes equal
+// production's current bytes (a merged review) is not listed: the draft
+// holds nothing of its own there, and its next commit drops it.
 func (s *Store) List(ctx context.Context, identity string) (List, error) {
 	branch := Branch(identity)
 	d, err := s.Load(branch)
@@ -104,10 +115,17 @@ func (s *Store) List(ctx context.Context, identity string) (List, error) {
 		}
 		out.Changes = append(out.Changes, c)
 	}
+	active, err := s.activeReviews(ctx, identity)
+	if err != nil {
+		return List{}, err
+	}
 	for _, e := range d.Mine {
 		cur := current[e.Path]
+		if e.Version == cur {
+			continue
+		}
 		c := Change{Path: e.Path, Version: optional(e.Version), Base: optional(e.Base), Current: optional(cur),
-			Theirs: cur != e.Base}
+			Theirs: cur != e.Base, Review: markOf(active, e)}
 		c.Conflict = c.Theirs && e.Version != cur
 		switch {
 		case e.Version == "":
@@ -120,12 +138,8 @@ func (s *Store) List(ctx context.Context, identity string) (List, error) {
 		c.Collection, c.Slug = s.identify(e, cur)
 		out.Changes = append(out.Changes, c)
 	}
-	reviews, err := s.Publisher.ListReviews(ctx, ReviewPrefix+Key(identity)+"-")
-	if err != nil {
-		return List{}, err
-	}
-	if reviews != nil {
-		out.Reviews = reviews
+	for _, a := range active {
+		out.Reviews = append(out.Reviews, a.Review)
 	}
 	slices.SortFunc(out.Changes, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
 	return out, nil
@@ -220,11 +234,12 @@ type PublishResult struct {
 	Published  []string     `json:"published"`
 	TookTheirs []string     `json:"tookTheirs"`
 	Hooks      []HookResult `json:"hooks"`
-	// Warnings are what failed after the publish committed (bringing a
-	// checkout along, settling the draft), as error JSON; the publish stands.
-	Warnings []errs.Error `json:"warnings"`
-	// Note says why the mode differs from the one asked for, when it does.
+	// Note says why the mode differs from the one asked for, when it does,
+	// or that the review existed already.
 	Note string `json:"note,omitempty"`
+	// Warnings are what did not work once the review existed (a label or a
+	// reviewer GitHub refused, draft reviews unavailable): the review stands.
+	Warnings []Warning `json:"warnings"`
 }
 
 // PublishAs is who publishes: the draft's identity (its writer, the author
@@ -313,7 +328,7 @@ func (s *Store) Publish(ctx context.Context, as PublishAs, req PublishRequest) (
 	}
 	var nothing, conflicts []string
 	var conflictInfo []map[string]any
-	res := PublishResult{Published: []string{}, TookTheirs: []string{}, Hooks: []HookResult{}, Warnings: []errs.Error{}}
+	res := PublishResult{Published: []string{}, TookTheirs: []string{}, Hooks: []HookResult{}, Warnings: []Warning{}}
 	var publish []Entry
 	for _, p := range paths {
 		e, ok := d.Lookup(p)
@@ -385,21 +400,32 @@ func (s *Store) Publish(ctx context.Context, as PublishAs, req PublishRequest) (
 				}
 			}
 			if mode == ModeCommit {
-				if err := s.publishCommit(ctx, &res, wt, changes, message, as.Author); err != nil {
+				err := s.publishCommit(ctx, &res, wt, changes, message, as.Author)
+				if refused, ok := s.fallBack(err); ok {
+					res.Mode, mode = ModeReview, ModeReview
+					res.Note = refused
+				} else if err != nil {
 					return PublishResult{}, err
 				}
 			}
 		}
 		if mode == ModeReview {
-			if err := s.publishReview(ctx, &res, as, changes, message, req.Review); err != nil {
+			if err := s.proposeReview(ctx, &res, as, publish, message, req.Review); err != nil {
 				return PublishResult{}, err
 			}
 		}
 	}
-	settled := append(append([]string{}, res.Published...), res.TookTheirs...)
-	verb := "Published"
-	if mode == ModeReview {
-		verb = "Proposed"
+	// Published paths leave the draft; proposed ones stay in it while their
+	// review is active (the author revises them there). Paths resolved
+	// with theirs leave it either way.
+	settled := res.TookTheirs
+	verb := "Kept production's"
+	if mode == ModeCommit {
+		settled = append(append([]string{}, res.Published...), res.TookTheirs...)
+		verb = "Published"
+	}
+	if len(settled) == 0 {
+		return res, nil
 	}
 	if _, err := s.commitDraft(ctx, branch, nil, settled, verb+" "+s.names(settled, d.Head, prodTip, current)+"; they leave the draft", as.Author); err != nil {
 		if len(publish) == 0 {
@@ -416,8 +442,7 @@ func (r *PublishResult) warn(err error, format string, args ...any) {
 	if !ok {
 		e = errs.New(errs.Internal, "%v", err)
 	}
-	r.Warnings = append(r.Warnings, errs.Error{Code: e.Code, Message: fmt.Sprintf(format, args...) + ": " + e.Message,
-		Fix: e.Fix, Details: e.Details})
+	r.Warnings = append(r.Warnings, Warning{Code: string(e.Code), Message: fmt.Sprintf(format, args...) + ": " + e.Message, Fix: e.Fix})
 }
 
 // checkPublishable refuses, with INVALID_PATH, paths a publish may not carry
@@ -494,45 +519,6 @@ func (s *Store) publishCommit(ctx context.Context, res *PublishResult, wt *workt
 		hooks = HooksFromEnv(s.Project.Config.Hooks.Publish)
 	}
 	res.Hooks = hooks.Notify(ctx, HookPayload{Branch: prod, Commit: cr.Commit, Published: res.Published})
-	return nil
-}
-
-// publishReview leaves a review branch from production's tip holding exactly
-// the published paths, and opens a review of it.
-func (s *Store) publishReview(ctx context.Context, res *PublishResult, as PublishAs, changes []repo.Change, message string, opt *ReviewOptions) error {
-	prod := s.Production()
-	stamp := time.Now().UTC().Format("20060102-150405")
-	var name string
-	for i := 1; ; i++ {
-		name = ReviewPrefix + Key(as.Identity) + "-" + stamp
-		if i > 1 {
-			name += fmt.Sprintf("-%d", i)
-		}
-		_, exists, err := s.Project.Git.Head(name)
-		if err != nil {
-			return err
-		}
-		if !exists {
-			break
-		}
-	}
-	_, err := s.Publisher.Commit(ctx, repo.CommitRequest{Branch: name, From: prod, Changes: changes,
-		Message: strings.TrimRight(message, "\n") + "\n\n" + ParentTrailer + ": " + prod + "\n", Author: as.Author})
-	if err != nil {
-		return err
-	}
-	rr := ReviewRequest{Head: name, Base: prod, Title: strings.SplitN(message, "\n", 2)[0]}
-	if opt != nil {
-		if opt.Title != "" {
-			rr.Title = opt.Title
-		}
-		rr.Body, rr.Labels, rr.Reviewers, rr.Draft = opt.Body, opt.Labels, opt.Reviewers, opt.Draft
-	}
-	rev, err := s.Publisher.OpenReview(ctx, rr)
-	if err != nil {
-		return err
-	}
-	res.Review = &ReviewRef{Number: rev.Number, URL: rev.URL, Branch: name}
 	return nil
 }
 

@@ -2,16 +2,18 @@ package drafts
 
 import (
 	"context"
+	"sync"
 
 	"github.com/graft-studio/graft/repo"
 )
 
-// Publisher is where branches move: every commit graft makes (draft writes,
-// publishes, review branches, settling a draft) and every pull request goes
-// through it. Local moves refs in the project's repository with go-git;
-// GitHub moves them on GitHub through its API and keeps the local repository
-// as a cache refreshed by fetch. A commit is acknowledged only once the
-// backend's ref moved.
+// Publisher is where branches move and reviews live: every commit graft
+// makes (draft writes, publishes, review branches, settling a draft) and
+// every review goes through it. Local moves refs in the project's
+// repository with go-git and keeps a review's history on its branch;
+// GitHub moves them on GitHub through its API, keeps the local repository as
+// a cache refreshed by fetch, and makes each review a pull request. A
+// commit is acknowledged only once the backend's ref moved.
 type Publisher interface {
 	// Name is "local" or "github".
 	Name() string
@@ -26,20 +28,54 @@ type Publisher interface {
 	Commit(ctx context.Context, req repo.CommitRequest) (repo.CommitResult, error)
 	// DeleteBranch deletes a branch if it still points at expected.
 	DeleteBranch(ctx context.Context, name, expected string) error
-	// OpenReview proposes head for merging into base: a pull request on
-	// GitHub; locally the review branch itself is the proposal.
-	OpenReview(ctx context.Context, req ReviewRequest) (Review, error)
-	// ListReviews lists the open reviews whose head branch starts with prefix.
-	ListReviews(ctx context.Context, prefix string) ([]Review, error)
 	// Sync brings the local repository up to date with the backend
 	// (a fetch on GitHub; nothing locally).
 	Sync(ctx context.Context) error
+
+	// OpenReview creates the review branch req.Head from req.Base with
+	// req.Changes (unless req.Existing: the branch already holds the
+	// proposal) and opens its review: a pull request on GitHub, a numbered
+	// review branch locally. Problems after the review exists (a label or a
+	// reviewer refused, draft reviews unavailable) are warnings, never errors.
+	OpenReview(ctx context.Context, req ReviewRequest) (Review, []Warning, error)
+	// Reviews lists the reviews whose head branch starts with prefix, in
+	// every state, by number.
+	Reviews(ctx context.Context, prefix string) ([]Review, error)
+	// Review reads one review (REVIEW_NOT_FOUND when there is none): its
+	// summary and description, and with full also every review and comment
+	// and its checks read afresh.
+	Review(ctx context.Context, number int, full bool) (ReviewDetail, error)
+	// UpdateReview changes a review's title, body, labels, reviewers or
+	// draft state; what cannot be done is a warning.
+	UpdateReview(ctx context.Context, number int, u ReviewUpdate) (Review, []Warning, error)
+	// CommentReview adds a comment to a review, or a reply to a comment.
+	CommentReview(ctx context.Context, number int, c NewComment) (ReviewComment, error)
+	// DecideReview records a person's decision (approve, request changes,
+	// comment) on a review.
+	DecideReview(ctx context.Context, number int, d Decision) (Review, error)
+	// CloseReview closes a review without merging it.
+	CloseReview(ctx context.Context, number int, by repo.Signature, identity string) (Review, error)
+	// MergeReview merges a review into its base with a method (merge,
+	// squash or rebase; "" = the backend's default) and returns the commit
+	// now at the base's tip. expectHead, when set, must be the review
+	// branch's tip (a review that moved since it was read is not merged).
+	MergeReview(ctx context.Context, number int, m Merge) (string, error)
 }
 
 // ReviewRequest describes a review to open.
 type ReviewRequest struct {
-	Head      string   `json:"head"`
-	Base      string   `json:"base"`
+	// Head is the review branch; Base the branch it proposes to change.
+	Head string `json:"head"`
+	Base string `json:"base"`
+	// Changes, Message and Author make the review branch's first commit.
+	Changes []repo.Change  `json:"-"`
+	Message string         `json:"-"`
+	Author  repo.Signature `json:"-"`
+	// Identity is whose draft the review comes from.
+	Identity string `json:"-"`
+	// Existing: Head already holds the proposal (a retried publish whose
+	// review did not open); only the review is opened.
+	Existing  bool     `json:"-"`
 	Title     string   `json:"title"`
 	Body      string   `json:"body,omitempty"`
 	Labels    []string `json:"labels,omitempty"`
@@ -47,20 +83,11 @@ type ReviewRequest struct {
 	Draft     bool     `json:"draft,omitempty"`
 }
 
-// Review is an open review: a pull request, or a local review branch
-// (Number 0, no URL).
-type Review struct {
-	Number int    `json:"number"`
-	URL    string `json:"url"`
-	Title  string `json:"title"`
-	State  string `json:"state"`
-	Checks string `json:"checks"`
-	Head   string `json:"head"`
-}
-
 // Local is the Publisher over the project's own repository.
 type Local struct {
 	Repo *repo.Repo
+
+	parsed sync.Map // review branch head → *localReview (a head's history never changes)
 }
 
 // NewLocal returns the local publisher of a repository.
@@ -77,27 +104,6 @@ func (l *Local) Commit(ctx context.Context, req repo.CommitRequest) (repo.Commit
 // DeleteBranch deletes a branch that still points at expected.
 func (l *Local) DeleteBranch(_ context.Context, name, expected string) error {
 	return l.Repo.DeleteBranch(name, expected)
-}
-
-// OpenReview returns the review branch itself: locally there is no pull
-// request, a person merges the branch with git.
-func (l *Local) OpenReview(_ context.Context, req ReviewRequest) (Review, error) {
-	return Review{Title: req.Title, State: "open", Checks: "none", Head: req.Head}, nil
-}
-
-// ListReviews lists the review branches whose name starts with prefix.
-func (l *Local) ListReviews(_ context.Context, prefix string) ([]Review, error) {
-	branches, err := l.Repo.Branches()
-	if err != nil {
-		return nil, err
-	}
-	out := []Review{}
-	for _, b := range branches {
-		if len(b.Name) >= len(prefix) && b.Name[:len(prefix)] == prefix {
-			out = append(out, Review{State: "open", Checks: "none", Head: b.Name})
-		}
-	}
-	return out, nil
 }
 
 // Sync does nothing: the local repository is the truth.

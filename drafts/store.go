@@ -196,13 +196,15 @@ func (s *Store) commitDraft(ctx context.Context, branch string, writes []repo.Ch
 		}
 		prodV := map[string]string{}
 		if prodTip != "" {
-			if prodV, err = s.Project.Git.Versions(prodTip, writePaths); err != nil {
+			if prodV, err = s.Project.Git.Versions(prodTip, append(d.Paths(), writePaths...)); err != nil {
 				return repo.CommitResult{}, err
 			}
 		}
 		next := map[string]Entry{}
 		for _, e := range d.entries() { // foreign paths are carried until discarded
-			next[e.Path] = e
+			if e.Version != prodV[e.Path] { // production caught up (a merged review): nothing of the draft's own
+				next[e.Path] = e
+			}
 		}
 		var changes []repo.Change
 		written := map[string]bool{}

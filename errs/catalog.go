@@ -35,6 +35,8 @@ const (
 	FunctionExecutionFailed       Code = "FUNCTION_EXECUTION_FAILED"
 	AssetExists                   Code = "ASSET_EXISTS"
 	HookFailed                    Code = "HOOK_FAILED"
+	PublishRefused                Code = "PUBLISH_REFUSED"
+	ReviewNotFound                Code = "REVIEW_NOT_FOUND"
 	Internal                      Code = "INTERNAL"
 )
 
@@ -145,6 +147,12 @@ func init() {
 	def(HookFailed, 502, "A publish hook did not accept the notification. The publish itself stands.",
 		[]string{"the hook URL is down or answered non-2xx", "a redirect (not followed)"},
 		"Check the hook endpoint; publish again later or trigger the deploy by hand.")
+	def(PublishRefused, 403, "GitHub refused to move the branch: a rule on it (branch protection, a ruleset, required checks or signatures) forbids the change; it was not a lost race.",
+		[]string{"production is protected and only changes through pull requests", "a required status check has not passed on the commit", "a ruleset covers graft's branches", "the review cannot be merged yet (required approvals or checks)"},
+		"Read details.githubMessage. Publish as a review (a pull request) instead, or ask a repository admin to adjust the rule; retrying the same change does not help.")
+	def(ReviewNotFound, 404, "No review (pull request, or local review branch) has this number or branch.",
+		[]string{"a typo in the number", "the review branch was deleted", "the pull request is not one graft opened"},
+		"Call list_reviews (or `graft review list`) and use one of the numbers it returns.")
 	def(Internal, 500, "An unexpected internal error.",
 		[]string{"a bug in graft"},
 		"Retry; report the message if it persists.")

@@ -230,8 +230,13 @@ func TestScopeMatrix(t *testing.T) {
 		{"apply_changes", map[string]any{"changes": []any{map[string]any{"op": "put", "collection": "notes", "slug": "n", "data": map[string]any{}, "body": "n\n"}}}, service.ScopeContentWrite, ""},
 		{"delete_content", map[string]any{"collection": "posts", "slug": "hello-world"}, service.ScopeContentWrite, "DESTRUCTIVE_OP_REQUIRES_APPROVAL"},
 		{"publish_drafts", map[string]any{"paths": []string{"content/posts/hello-world.mdx"}}, service.ScopeContentWrite, ""},
-		// publish settled the draft, so the scope passes and there is nothing to discard
-		{"discard_drafts", map[string]any{"paths": []string{"content/posts/hello-world.mdx"}}, service.ScopeContentWrite, "INPUT_VALIDATION_FAILED"},
+		// an agent's publish opens review #1; its path stays in the draft while the review is active
+		{"revise_review", map[string]any{"number": 1}, service.ScopeContentWrite, ""},
+		{"update_review", map[string]any{"number": 1, "title": "A title"}, service.ScopeContentWrite, ""},
+		{"comment_review", map[string]any{"number": 1, "body": "Looks right."}, service.ScopeContentWrite, ""},
+		{"merge_review", map[string]any{"number": 999}, service.ScopeContentPublish, "REVIEW_NOT_FOUND"},
+		{"discard_drafts", map[string]any{"paths": []string{"content/posts/hello-world.mdx"}}, service.ScopeContentWrite, ""},
+		{"close_review", map[string]any{"number": 1}, service.ScopeContentWrite, ""},
 		{"put_asset", map[string]any{"key": "a.png", "base64": "AA=="}, service.ScopeContentWrite, ""},
 		{"decide_approval", map[string]any{"id": "x", "decision": "approve"}, service.ScopeApprovalsDecide, "APPROVAL_INVALID"},
 		{"run_function", map[string]any{"name": "subscribe"}, "", "FUNCTION_NOT_FOUND"},

@@ -67,7 +67,8 @@ If a call fails, read the error's fix; explain_error gives more on its code.`, a
 				return fmt.Sprintf(`Publish the draft%s.
 1. Call list_drafts; for each change read it with get_content and check it against describe_schema and the user's intent.
 2. Resolve any conflict explicitly (resolve: mine or theirs) after comparing with production (get_content with branch set to production).
-3. Call publish_drafts with the paths. Without content:publish this opens a review for a person to merge; report its number or branch.`, pathsNote(a["paths"])), nil
+3. Call publish_drafts with the paths. Without content:publish this opens a review for a person to merge; report its number or branch.
+4. Later, call get_review with that number: when a reviewer requested changes, fix the documents in your draft (they stay there while the review is active) and call revise_review; the same review updates.`, pathsNote(a["paths"])), nil
 			}},
 	}
 }

@@ -56,6 +56,9 @@ type Config struct {
 	GitHub *GitHubConfig
 	// Hooks are the notification hooks.
 	Hooks HooksConfig
+	// PublicURL is where graft serve is reachable (https://cms.example.org);
+	// pull request bodies link each document's preview there. "" = no links.
+	PublicURL string
 }
 
 // Collection is one collection of graft.yaml.
@@ -145,6 +148,10 @@ type GitHubConfig struct {
 	Repo string
 	// Publish is "commit" (the default) or "pull-request".
 	Publish string
+	// Fallback is what a direct publish does when GitHub refuses to move
+	// production (branch protection, rulesets): "review" (the default)
+	// opens a pull request instead; "none" fails with PUBLISH_REFUSED.
+	Fallback string
 }
 
 // HooksConfig is the hooks section of graft.yaml.
@@ -357,7 +364,7 @@ func (p *cfgParser) parse(data []byte) (*Config, error) {
 		return nil, err
 	}
 	top, err := p.mapping(root, "", "version", "content", "production", "mdx", "database",
-		"collections", "functions", "github", "hooks")
+		"collections", "functions", "github", "hooks", "publicUrl")
 	if err != nil {
 		return nil, err
 	}
@@ -417,6 +424,15 @@ func (p *cfgParser) parse(data []byte) (*Config, error) {
 		if c.Hooks, err = p.hooks(e); err != nil {
 			return nil, err
 		}
+	}
+	if e, ok := top["publicUrl"]; ok {
+		if c.PublicURL, err = p.str(e); err != nil {
+			return nil, err
+		}
+		if u, perr := url.Parse(c.PublicURL); perr != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return nil, p.fail(e.vNode, e.path, "Write the address graft serve is reached at, e.g. https://cms.example.org.", "%q is not an http(s) URL", c.PublicURL)
+		}
+		c.PublicURL = strings.TrimSuffix(c.PublicURL, "/")
 	}
 	return c, nil
 }
@@ -841,11 +857,11 @@ func (p *cfgParser) rateLimit(e cfgEntry) (*RateLimit, error) {
 }
 
 func (p *cfgParser) github(e cfgEntry) (*GitHubConfig, error) {
-	g := &GitHubConfig{Publish: "commit"}
+	g := &GitHubConfig{Publish: "commit", Fallback: "review"}
 	if e.vNode.Tag == "!!null" {
 		return g, nil
 	}
-	m, err := p.mapping(e.vNode, e.path, "repo", "publish")
+	m, err := p.mapping(e.vNode, e.path, "repo", "publish", "fallback")
 	if err != nil {
 		return nil, err
 	}
@@ -859,6 +875,11 @@ func (p *cfgParser) github(e cfgEntry) (*GitHubConfig, error) {
 	}
 	if pe, ok := m["publish"]; ok {
 		if g.Publish, err = p.oneOf(pe, "commit", "pull-request"); err != nil {
+			return nil, err
+		}
+	}
+	if fe, ok := m["fallback"]; ok {
+		if g.Fallback, err = p.oneOf(fe, "review", "none"); err != nil {
 			return nil, err
 		}
 	}

@@ -90,7 +90,7 @@ func TestLoadConfigExample(t *testing.T) {
 	if got := c.Functions[0].RateLimit.String(); got != "5/1m0s" {
 		t.Errorf("RateLimit.String() = %q", got)
 	}
-	if c.GitHub == nil || *c.GitHub != (GitHubConfig{Repo: "owner/name", Publish: "pull-request"}) {
+	if c.GitHub == nil || *c.GitHub != (GitHubConfig{Repo: "owner/name", Publish: "pull-request", Fallback: "review"}) {
 		t.Errorf("github = %+v", c.GitHub)
 	}
 	if want := []string{"https://example.org/deploy", "http://127.0.0.1:8080/hook"}; !reflect.DeepEqual(c.Hooks.Publish, want) {
@@ -225,6 +225,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"github unknown key", "version: 1\ngithub:\n  owner: x\n", 3, "github.owner", "unknown key"},
 		{"github repo", "version: 1\ngithub:\n  repo: just-a-name\n", 3, "github.repo", "not owner/name"},
 		{"github publish", "version: 1\ngithub:\n  publish: push\n", 3, "github.publish", "unknown value \"push\""},
+		{"github fallback", "version: 1\ngithub:\n  fallback: merge\n", 3, "github.fallback", "unknown value \"merge\""},
+		{"publicUrl", "version: 1\npublicUrl: cms.example.org\n", 2, "publicUrl", "not an http(s) URL"},
 		{"hooks unknown key", "version: 1\nhooks:\n  deploy: []\n", 3, "hooks.deploy", "unknown key"},
 		{"hook http", "version: 1\nhooks:\n  publish:\n    - https://ok.example\n    - http://example.org/x\n", 5, "hooks.publish[1]", "not an https URL"},
 		{"hook not a list", "version: 1\nhooks:\n  publish: https://example.org\n", 3, "hooks.publish", "must be a list"},

@@ -74,6 +74,31 @@ func (r *Repo) CommitMessage(sha string) (string, error) {
 	return c.Message, nil
 }
 
+// CommitInfo is what a commit says besides its tree.
+type CommitInfo struct {
+	SHA     string
+	Message string
+	// Parents are the commit's parents, first parent first.
+	Parents []string
+	Author  Signature
+	When    time.Time
+}
+
+// CommitInfo reads a commit's message, parents and author.
+func (r *Repo) CommitInfo(sha string) (CommitInfo, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, err := r.repo.CommitObject(plumbing.NewHash(sha))
+	if err != nil {
+		return CommitInfo{}, errs.New(errs.Internal, "read commit %s: %v", sha, err)
+	}
+	out := CommitInfo{SHA: sha, Message: c.Message, Author: Signature{Name: c.Author.Name, Email: c.Author.Email}, When: c.Author.When}
+	for _, p := range c.ParentHashes {
+		out.Parents = append(out.Parents, p.String())
+	}
+	return out, nil
+}
+
 // overlayTime is the timestamp of overlay commits: fixed, so that one overlay
 // of the same trees is always the same commit.
 var overlayTime = time.Unix(0, 0).UTC()

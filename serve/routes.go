@@ -34,11 +34,12 @@ func (s *Server) routes(mcpHandler http.Handler) *http.ServeMux {
 	mux.HandleFunc("GET "+ContentPrefix+"/search", s.serviceRoute(s.search))
 	mux.HandleFunc("POST /api/fn/{name}", s.serviceRoute(s.function))
 	mux.HandleFunc("GET /assets/{key...}", s.serviceRoute(s.asset))
+	mux.HandleFunc("GET "+PreviewPrefix+"{path...}", s.serviceRoute(s.preview))
 	mux.HandleFunc("GET /healthz", s.serviceRoute(s.healthz))
 	mux.HandleFunc("GET /metrics", s.metricsRoute)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errs.New(errs.InputValidationFailed, "no route %s %s", r.Method, r.URL.Path).
-			WithFix("routes: POST /mcp, GET %s/{collections,documents,documents/{collection}/{slug},search}, POST /api/fn/{name}, GET /assets/{key}, GET /healthz, GET /metrics", ContentPrefix))
+			WithFix("routes: POST /mcp, GET %s/{collections,documents,documents/{collection}/{slug},search}, POST /api/fn/{name}, GET /assets/{key}, GET /preview/{branch}/{collection}/{slug}, GET /healthz, GET /metrics", ContentPrefix))
 	})
 	return mux
 }

@@ -23,7 +23,7 @@ import (
 
 	"github.com/graft-studio/graft/auth"
 	"github.com/graft-studio/graft/crash"
-	"github.com/graft-studio/graft/drafts"
+	"github.com/graft-studio/graft/drafts/github"
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/index"
 	"github.com/graft-studio/graft/mcp"
@@ -92,7 +92,7 @@ type Server struct {
 	watcher  *watcher
 	// tokenFailures counts failed token checks per client address.
 	tokenFailures *auth.MemoryLimiter
-	follower      *drafts.Follower // GitHub mode: fetches on webhook and interval
+	follower      *github.Follower // GitHub mode: fetches on webhook and interval
 }
 
 // New opens the project and builds the server. It refuses (CONFIG_INVALID)
@@ -161,9 +161,9 @@ func New(opts Options) (*Server, error) {
 		// GitHub signs its deliveries (HMAC), it holds no bearer token and
 		// sends its own Host: the webhook is mounted beside the protected
 		// routes, and the ref watcher compiles whatever the fetch moved.
-		s.follower = drafts.NewFollower(svc.GitHub())
+		s.follower = github.NewFollower(svc.GitHub())
 		webhook := http.NewServeMux()
-		webhook.Handle("POST "+drafts.WebhookPath, http.MaxBytesHandler(s.follower, opts.MaxBodyBytes))
+		webhook.Handle("POST "+github.WebhookPath, http.MaxBytesHandler(s.follower, opts.MaxBodyBytes))
 		webhook.Handle("/", s.handler)
 		s.handler = webhook
 	}

@@ -25,6 +25,12 @@ const (
 	OpPutAsset       = "put_asset"
 	OpRunFunction    = "run_function"
 	OpDecideApproval = "decide_approval"
+	OpReviseReview   = "revise_review"
+	OpUpdateReview   = "update_review"
+	OpCommentReview  = "comment_review"
+	OpCloseReview    = "close_review"
+	OpMergeReview    = "merge_review"
+	OpDecideReview   = "decide_review"
 )
 
 type correlationKey struct{}

@@ -14,11 +14,11 @@ type CreateBranchInput struct {
 
 // CreateBranch creates a preview branch (DESIGN §5): shared, its parent
 // recorded in Git.
-func (s *Service) CreateBranch(_ context.Context, c Caller, in CreateBranchInput) (drafts.BranchInfo, error) {
+func (s *Service) CreateBranch(ctx context.Context, c Caller, in CreateBranchInput) (drafts.BranchInfo, error) {
 	if err := c.Require(ScopeContentWrite); err != nil {
 		return drafts.BranchInfo{}, err
 	}
-	return s.Drafts.CreatePreview(in.Name, in.From, c.Signature())
+	return s.Drafts.CreatePreview(ctx, in.Name, in.From, c.Signature())
 }
 
 // BranchListing is one branch with the commit its search index compiled.

@@ -160,3 +160,42 @@ func TestOperatorActsAs(t *testing.T) {
 		t.Errorf("author %q", a)
 	}
 }
+
+// TestMergeReviewRunsHooks: merging a review is a publish: its commit lands
+// on production (the checkout comes along) and the hooks get the review's
+// paths; an agent may not merge.
+func TestMergeReviewRunsHooks(t *testing.T) {
+	s := openSample(t)
+	ctx := context.Background()
+	var got drafts.HookPayload
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		json.Unmarshal(body, &got)
+	}))
+	defer hook.Close()
+	s.Drafts.Hooks = &drafts.Hooks{URLs: []string{hook.URL}, Secret: []byte("k"), Backoff: time.Millisecond}
+	agent := Caller{ID: "agent:writer", Scopes: []string{ScopeContentWrite}}
+	in := note("Reviewed", "r\n")
+	in.Slug = "reviewed"
+	w := write(t, s, agent, in)
+	res, err := s.PublishDrafts(ctx, agent, PublishDraftsInput{PublishRequest: drafts.PublishRequest{Paths: []string{w.Path}}})
+	must(t, err)
+	if _, err := s.MergeReview(ctx, agent, MergeReviewInput{Number: res.Review.Number}); !errs.Is(err, errs.Unauthorized) {
+		t.Errorf("an agent merged: %v", err)
+	}
+	op := Caller{ID: "user:op@example.org", Operator: true}
+	m, err := s.MergeReview(ctx, op, MergeReviewInput{Number: res.Review.Number})
+	must(t, err)
+	if m.Review.State != drafts.ReviewMerged || len(m.Hooks) != 1 || !m.Hooks[0].OK {
+		t.Fatalf("merge %+v", m)
+	}
+	if got.Commit != m.Commit.SHA || got.Branch != "main" || len(got.Published) != 1 || got.Published[0] != w.Path {
+		t.Errorf("hook payload %+v", got)
+	}
+	if st := gitRun(t, s.Project.Git.Path(), "status", "--porcelain"); st != "" {
+		t.Errorf("the checkout did not come along:\n%s", st)
+	}
+	if l := mustList(t, s, agent); len(l.Changes) != 0 || len(l.Reviews) != 0 {
+		t.Errorf("the draft after the merge: %+v", l)
+	}
+}

@@ -379,13 +379,17 @@ func TestPublishRefusalsAndReview(t *testing.T) {
 	if p, _ := s.Project.Git.BranchParent(res.Review.Branch); p != "main" {
 		t.Errorf("review parent %q", p)
 	}
+	// The proposed path stays in the draft, marked with its review, while
+	// the review is active.
 	l := mustList(t, s, agent)
-	if len(l.Changes) != 1 || l.Changes[0].Path != two || len(l.Reviews) != 1 || l.Reviews[0].Head != res.Review.Branch {
+	if len(l.Changes) != 2 || l.Changes[0].Path != one || l.Changes[0].Review == nil || l.Changes[0].Review.Number != res.Review.Number ||
+		l.Changes[0].Review.Pending || l.Changes[1].Path != two || l.Changes[1].Review != nil ||
+		len(l.Reviews) != 1 || l.Reviews[0].Head != res.Review.Branch || l.Reviews[0].State != drafts.ReviewOpen {
 		t.Errorf("after review: %+v", l)
 	}
 
-	// discard the rest: the draft is deleted
-	dr, err := s.DiscardDrafts(ctx, agent, DiscardDraftsInput{Paths: []string{two}})
+	// discard everything: the draft is deleted (the review keeps its proposal)
+	dr, err := s.DiscardDrafts(ctx, agent, DiscardDraftsInput{Paths: []string{one, two}})
 	if err != nil || !dr.Deleted || dr.Remaining != 0 {
 		t.Fatalf("discard: %+v %v", dr, err)
 	}

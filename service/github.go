@@ -3,7 +3,7 @@ package service
 import (
 	"os"
 
-	"github.com/graft-studio/graft/drafts"
+	"github.com/graft-studio/graft/drafts/github"
 	"github.com/graft-studio/graft/repo"
 )
 
@@ -12,14 +12,14 @@ type OpenOptions struct {
 	// GitHub adjusts the GitHub publisher of a project in GitHub mode
 	// (transport, retry policy, logging, credential lookup). Open sets its
 	// Repo, Local and ProjectDir; the rest is used as given.
-	GitHub drafts.GitHubOptions
+	GitHub github.GitHubOptions
 }
 
 // OpenWith opens the project in dir like Open, with options.
 //
 // GitHub mode: when graft.yaml has github.repo, or GRAFT_GITHUB_REPO is set
 // in the environment, every branch move goes through the GitHub publisher
-// (drafts.GitHub) and the project's repository is its local cache. Nothing
+// (github.GitHub) and the project's repository is its local cache. Nothing
 // is sent at open: a missing credential fails only the calls that need one
 // (ENV_VAR_MISSING). The publish mode (commit or pull request) is
 // drafts.Store.Mode's: GRAFT_STUDIO_PUBLISH, else github.publish.
@@ -32,7 +32,7 @@ func OpenWith(dir string, opt OpenOptions) (*Service, error) {
 	if name := gitHubRepo(p.Config); name != "" {
 		gopt := opt.GitHub
 		gopt.Repo, gopt.Local, gopt.ProjectDir = name, p.Git, p.Config.Dir
-		pub, err := drafts.NewGitHub(gopt)
+		pub, err := github.NewGitHub(gopt)
 		if err != nil {
 			return nil, err
 		}
@@ -47,12 +47,12 @@ func gitHubRepo(cfg *repo.Config) string {
 	if cfg.GitHub != nil && cfg.GitHub.Repo != "" {
 		return cfg.GitHub.Repo
 	}
-	return os.Getenv(drafts.EnvGitHubRepo)
+	return os.Getenv(github.EnvGitHubRepo)
 }
 
 // GitHub returns the service's GitHub publisher, or nil when the project
 // publishes locally.
-func (s *Service) GitHub() *drafts.GitHub {
-	g, _ := s.Publisher.(*drafts.GitHub)
+func (s *Service) GitHub() *github.GitHub {
+	g, _ := s.Publisher.(*github.GitHub)
 	return g
 }

@@ -20,7 +20,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/graft-studio/graft/drafts"
-	"github.com/graft-studio/graft/drafts/fakegithub"
+	"github.com/graft-studio/graft/drafts/github"
+	"github.com/graft-studio/graft/drafts/github/fakegithub"
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/fixtures"
 	"github.com/graft-studio/graft/repo"
@@ -56,7 +57,7 @@ func (w *waitCount) sleep(_ context.Context, d time.Duration) error {
 // newGitHubProject builds the sample site with a github section (publish:
 // commit or pull-request), pushes it to a bare "GitHub" repository, clones
 // that through the fake's smart HTTP endpoint and opens the clone.
-func newGitHubProject(t *testing.T, publish string) *ghProject {
+func newGitHubProject(t *testing.T, publish string, tune ...func(*github.GitHubOptions)) *ghProject {
 	t.Helper()
 	src := fixtures.SampleRepo(t)
 	cfg := filepath.Join(src, "graft.yaml")
@@ -74,14 +75,18 @@ func newGitHubProject(t *testing.T, publish string) *ghProject {
 		t.Fatalf("clone through the fake: %v", err)
 	}
 	waits := &waitCount{}
-	env := map[string]string{drafts.EnvGitHubToken: fakegithub.DefaultToken}
-	s, err := OpenWith(dir, OpenOptions{GitHub: drafts.GitHubOptions{
+	env := map[string]string{github.EnvGitHubToken: fakegithub.DefaultToken}
+	opts := github.GitHubOptions{
 		APIURL:          fake.URL,
 		Getenv:          func(k string) string { return env[k] },
-		CredentialFiles: []string{},
-		Retry:           drafts.RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: 4 * time.Millisecond, RequestTimeout: 2 * time.Second, Sleep: waits.sleep},
-		Logf:            t.Logf,
-	}})
+		CredentialFiles: []string{}, GH: "-",
+		Retry: github.RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: 4 * time.Millisecond, RequestTimeout: 2 * time.Second, Sleep: waits.sleep},
+		Logf:  t.Logf,
+	}
+	for _, f := range tune {
+		f(&opts)
+	}
+	s, err := OpenWith(dir, OpenOptions{GitHub: opts})
 	must(t, err)
 	t.Cleanup(func() { s.Close() })
 	if s.GitHub() == nil {
@@ -142,8 +147,8 @@ func TestGitHubModeSelection(t *testing.T) {
 		t.Errorf("the sample site publishes with %s", local.Publisher.Name())
 	}
 	dir := fixtures.SampleRepo(t)
-	t.Setenv(drafts.EnvGitHubRepo, "octo-org/site")
-	s, err := OpenWith(dir, OpenOptions{GitHub: drafts.GitHubOptions{Getenv: func(string) string { return "" }, CredentialFiles: []string{}}})
+	t.Setenv(github.EnvGitHubRepo, "octo-org/site")
+	s, err := OpenWith(dir, OpenOptions{GitHub: github.GitHubOptions{Getenv: func(string) string { return "" }, CredentialFiles: []string{}}})
 	must(t, err)
 	defer s.Close()
 	if s.GitHub() == nil || s.GitHub().Repository() != "octo-org/site" || s.Drafts.Publisher != s.Publisher {
@@ -156,10 +161,10 @@ func TestGitHubModeSelection(t *testing.T) {
 	in := note("x", "x\n")
 	in.Slug = "x"
 	_, err = s.WriteContent(ctx, Caller{ID: "agent:ada", Scopes: []string{ScopeContentWrite}}, in)
-	if e, ok := errs.As(err); !ok || e.Code != errs.EnvVarMissing || e.Details["variable"] != drafts.EnvGitHubToken {
+	if e, ok := errs.As(err); !ok || e.Code != errs.EnvVarMissing || e.Details["variable"] != github.EnvGitHubToken {
 		t.Errorf("write without a token: %v", err)
 	}
-	t.Setenv(drafts.EnvGitHubRepo, "not-a-repo")
+	t.Setenv(github.EnvGitHubRepo, "not-a-repo")
 	_, err = Open(dir)
 	if !errs.Is(err, errs.ConfigInvalid) {
 		t.Errorf("a malformed GRAFT_GITHUB_REPO: %v", err)
@@ -226,7 +231,7 @@ func TestGitHubModeWritesAndDirectPublish(t *testing.T) {
 	pc, err := g.CommitObject(plumbing.NewHash(mainAfter))
 	must(t, err)
 	if len(pc.ParentHashes) != 1 || pc.ParentHashes[0].String() != mainBefore || pc.Author.Name != "Ada" ||
-		pc.Author.Email != "ada@example.org" || pc.Committer.Name != "graft" || !strings.HasPrefix(pc.Message, "Publish notes/octopus") {
+		pc.Author.Email != "ada@example.org" || pc.Committer.Name != "GitHub" || !p.fake.Signed(mainAfter) || !strings.HasPrefix(pc.Message, "Publish notes/octopus") {
 		t.Errorf("publish commit parents %v author %v committer %v message %q", pc.ParentHashes, pc.Author, pc.Committer, pc.Message)
 	}
 	diff, err := s.Project.Git.Diff(mainBefore, mainAfter, "")
@@ -255,6 +260,8 @@ func TestGitHubModeWritesAndDirectPublish(t *testing.T) {
 func TestGitHubModeReview(t *testing.T) {
 	ctx := context.Background()
 	p := newGitHubProject(t, "pull-request")
+	p.fake.AddUser("carol", fakegithub.PermWrite)
+	p.fake.AddTeam("editors")
 	s := p.s
 	bob := Caller{ID: "user:bob@example.org", Email: "bob@example.org", Scopes: []string{ScopeContentWrite, ScopeContentPublish}}
 	a, b := note("Tide tables", "Tides.\n"), note("Moon phases", "Moons.\n")
@@ -265,7 +272,7 @@ func TestGitHubModeReview(t *testing.T) {
 	mainBefore := remoteHead(t, p.bare, "main")
 
 	review := &drafts.ReviewOptions{Title: "Tides and hello", Body: "Two documents.", Labels: []string{"content"},
-		Reviewers: []string{"carol", "acme/editors"}, Draft: true}
+		Reviewers: []string{"carol", "graft-test/editors"}, Draft: true}
 	res, err := s.PublishDrafts(ctx, bob, PublishDraftsInput{PublishRequest: drafts.PublishRequest{
 		Paths: []string{wa.Path, we.Path}, Review: review}})
 	if err != nil {
@@ -280,7 +287,9 @@ func TestGitHubModeReview(t *testing.T) {
 	}
 	pr := pulls[0]
 	if pr.Number != res.Review.Number || pr.Head != res.Review.Branch || pr.Base != "main" || pr.Title != review.Title ||
-		pr.Body != review.Body || !pr.Draft || !slices.Equal(pr.Labels, []string{"content"}) ||
+		!strings.HasPrefix(pr.Body, review.Body+"\n\n| Document | Title | Change |") || !strings.Contains(pr.Body, "| `notes/tides` | Tide tables | added |") ||
+		!strings.Contains(pr.Body, "| `posts/hello-world` | Hello, tides | modified |") || drafts.AuthorFromBody(pr.Body) != bob.ID ||
+		!pr.Draft || !slices.Equal(pr.Labels, []string{"content"}) ||
 		!slices.Equal(pr.Reviewers, []string{"carol"}) || !slices.Equal(pr.TeamReviewers, []string{"editors"}) {
 		t.Errorf("pull request %+v", pr)
 	}
@@ -332,8 +341,16 @@ func TestGitHubModeReview(t *testing.T) {
 			list.Reviews[0].Checks != tt.checks || list.Reviews[0].URL == "" {
 			t.Errorf("%s: reviews %+v", tt.name, list.Reviews)
 		}
-		if len(list.Changes) != 1 || list.Changes[0].Path != wb.Path {
-			t.Errorf("%s: the proposed paths should have left the draft: %+v", tt.name, list.Changes)
+		proposed := 0
+		for _, c := range list.Changes {
+			if c.Review != nil && c.Review.Number == pr.Number && !c.Review.Pending {
+				proposed++
+			} else if c.Path != wb.Path {
+				t.Errorf("%s: %s is not marked with its review", tt.name, c.Path)
+			}
+		}
+		if len(list.Changes) != 3 || proposed != 2 {
+			t.Errorf("%s: the proposed paths stay in the draft, marked: %+v", tt.name, list.Changes)
 		}
 	}
 }
@@ -502,7 +519,7 @@ func TestGitHubFollowWebhook(t *testing.T) {
 	const secret = "webhook-secret-for-tests"
 	var movedMu sync.Mutex
 	var moved []string
-	f := drafts.NewFollower(s.GitHub())
+	f := github.NewFollower(s.GitHub())
 	f.Secret = secret
 	f.OnMoved = func(b string) {
 		movedMu.Lock()
@@ -541,7 +558,7 @@ func TestGitHubFollowWebhook(t *testing.T) {
 	push := []byte(fmt.Sprintf(`{"ref":"refs/heads/main","before":%q,"after":%q,"deleted":false,"repository":{"full_name":"%s/%s"}}`,
 		localBefore, merged, fakegithub.Owner, fakegithub.Name))
 	deliver := func(event, signature string, body []byte) (int, string) {
-		req, _ := http.NewRequest(http.MethodPost, srv.URL+drafts.WebhookPath, bytes.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+github.WebhookPath, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("X-GitHub-Event", event)
 		if signature != "" {
@@ -560,8 +577,8 @@ func TestGitHubFollowWebhook(t *testing.T) {
 		name, signature string
 	}{
 		{"no signature", ""},
-		{"wrong secret", drafts.SignWebhook("another secret", push)},
-		{"signature of another body", drafts.SignWebhook(secret, []byte("{}"))},
+		{"wrong secret", github.SignWebhook("another secret", push)},
+		{"signature of another body", github.SignWebhook(secret, []byte("{}"))},
 		{"not hex", "sha256=zz"},
 	}
 	for _, tt := range refusals {
@@ -573,32 +590,58 @@ func TestGitHubFollowWebhook(t *testing.T) {
 			t.Fatalf("%s: a refused delivery moved main", tt.name)
 		}
 	}
-	if status, body := deliver("ping", drafts.SignWebhook(secret, []byte(`{"zen":"x"}`)), []byte(`{"zen":"x"}`)); status != http.StatusOK {
+	if status, body := deliver("ping", github.SignWebhook(secret, []byte(`{"zen":"x"}`)), []byte(`{"zen":"x"}`)); status != http.StatusOK {
 		t.Errorf("ping: %d %s", status, body)
 	}
-	// A valid push fetches main; production search finds the merged post.
-	status, body := deliver("push", drafts.SignWebhook(secret, push), push)
-	if status != http.StatusOK || !strings.Contains(body, `"moved":["main"]`) {
+	// A valid push is answered at once and queued; the follower's loop
+	// fetches main, and production search finds the merged post.
+	status, body := deliver("push", github.SignWebhook(secret, push), push)
+	if status != http.StatusAccepted || !strings.Contains(body, `"queued":true`) {
 		t.Fatalf("push: %d %s", status, body)
 	}
-	if h, _, _ := s.Project.Git.Head("main"); h != merged {
-		t.Fatalf("local main %s, GitHub's %s", h, merged)
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error)
+	go func() { done <- f.Run(runCtx, time.Hour) }() // a first fetch at once, then the queue
+	for i := 0; ; i++ {
+		movedMu.Lock()
+		fetched := slices.Contains(moved, "main")
+		movedMu.Unlock()
+		if h, _, _ := s.Project.Git.Head("main"); h == merged && fetched {
+			break
+		}
+		if i == 500 {
+			t.Fatalf("the queued push was not fetched (moved %v)", moved)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	movedMu.Lock()
-	if !slices.Equal(moved, []string{"main"}) {
-		t.Errorf("OnMoved calls %v", moved)
-	}
-	movedMu.Unlock()
 	if hits := searchSlugs(t, s, Caller{Anonymous: true}, "", "narwhals"); !slices.Equal(hits, []string{"posts/narwhals"}) {
 		t.Errorf("production search after the merge: %v", hits)
 	}
+	// The draft no longer holds the path, and (once the follower listed
+	// the pull requests again) the review is merged.
+	for i := 0; ; i++ {
+		l, err := s.ListDrafts(ctx, agent, ListDraftsInput{})
+		must(t, err)
+		if len(l.Changes) != 0 {
+			t.Fatalf("the author's draft after the merge: %+v", l.Changes)
+		}
+		if len(l.Reviews) == 0 {
+			break
+		}
+		if i == 500 {
+			t.Fatalf("the merged review is still listed as active: %+v", l.Reviews)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 
 	// The interval fetch brings a change made on GitHub without a webhook.
+	cancel()
+	<-done
 	other, err := p.fake.Repo.Commit(ctx, repo.CommitRequest{Branch: "main", Message: "edit on GitHub",
 		Changes: []repo.Change{{Path: "content/notes/walrus.md", Content: []byte("---\ntitle: Walrus\n---\nWalruses nap on ice.\n")}}})
 	must(t, err)
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error)
+	runCtx, cancel = context.WithCancel(ctx)
+	done = make(chan error)
 	go func() { done <- f.Run(runCtx, time.Hour) }() // the first fetch is at once
 	for i := 0; ; i++ {
 		if h, _, _ := s.Project.Git.Head("main"); h == other.Commit {
@@ -615,5 +658,176 @@ func TestGitHubFollowWebhook(t *testing.T) {
 	}
 	if hits := searchSlugs(t, s, Caller{Anonymous: true}, "", "walruses"); !slices.Equal(hits, []string{"notes/walrus"}) {
 		t.Errorf("production search after the interval fetch: %v", hits)
+	}
+}
+
+// TestGitHubModePreviewBranch: a preview branch is created on GitHub from
+// its parent's commit there, with its parent recorded, so a write to it is
+// a commit on that history (not a parentless one).
+func TestGitHubModePreviewBranch(t *testing.T) {
+	ctx := context.Background()
+	p := newGitHubProject(t, "commit")
+	op := Caller{ID: "user:op@example.org", Operator: true}
+	info, err := p.s.CreateBranch(ctx, op, CreateBranchInput{Name: "preview/spring"})
+	must(t, err)
+	head := remoteHead(t, p.bare, "preview/spring")
+	if head == "" || head != info.Head {
+		t.Fatalf("preview on GitHub at %q, created at %q", head, info.Head)
+	}
+	g, err := git.PlainOpen(p.bare)
+	must(t, err)
+	c, err := g.CommitObject(plumbing.NewHash(head))
+	must(t, err)
+	if len(c.ParentHashes) != 1 || c.ParentHashes[0].String() != remoteHead(t, p.bare, "main") ||
+		!strings.Contains(c.Message, "Graft-Parent: main") {
+		t.Errorf("creation commit parents %v, message %q", c.ParentHashes, c.Message)
+	}
+	in := note("Spring", "Spring is here.\n")
+	in.Slug, in.Branch = "spring", "preview/spring"
+	w := write(t, p.s, op, in)
+	c, err = g.CommitObject(plumbing.NewHash(remoteHead(t, p.bare, "preview/spring")))
+	must(t, err)
+	if len(c.ParentHashes) != 1 || c.ParentHashes[0].String() != head {
+		t.Errorf("a write to the preview has parents %v, want the creation commit %s", c.ParentHashes, head)
+	}
+	if got, _ := remoteFile(t, p.bare, "preview/spring", w.Path); got == "" {
+		t.Errorf("the write is not on GitHub's preview branch")
+	}
+	if _, err := p.s.CreateBranch(ctx, op, CreateBranchInput{Name: "preview/spring"}); !errs.Is(err, errs.BranchExists) {
+		t.Errorf("creating it again: %v", err)
+	}
+}
+
+// TestGitHubProtectedMain: a direct publish to a protected main ends, within
+// 10 API calls, in the fallback review (github.fallback: review, the
+// default) or, with fallback none, in PUBLISH_REFUSED carrying GitHub's
+// message; main never moves and nothing is retried.
+func TestGitHubProtectedMain(t *testing.T) {
+	for _, fallback := range []string{"review", "none"} {
+		t.Run(fallback, func(t *testing.T) {
+			ctx := context.Background()
+			p := newGitHubProject(t, "commit")
+			if fallback == "none" {
+				p.s.Project.Config.GitHub.Fallback = drafts.FallbackNone
+			}
+			p.fake.Protect("main", fakegithub.Protection{RequirePullRequest: true, RequiredApprovals: 1})
+			op := Caller{ID: "user:op@example.org", Email: "op@example.org", Operator: true,
+				Scopes: []string{ScopeContentWrite, ScopeContentPublish}}
+			in := note("Protected", "Main only changes through reviews.\n")
+			in.Slug = "protected"
+			w := write(t, p.s, op, in)
+			mainBefore := remoteHead(t, p.bare, "main")
+			p.fake.ResetCalls()
+			res, err := p.s.PublishDrafts(ctx, op, PublishDraftsInput{PublishRequest: drafts.PublishRequest{Paths: []string{w.Path}}})
+			calls := p.fake.APICalls()
+			t.Logf("direct publish to a protected main, fallback %s: %d API calls (%s)", fallback, calls, p.fake)
+			if calls > 10 {
+				t.Errorf("%d API calls, want at most 10", calls)
+			}
+			if remoteHead(t, p.bare, "main") != mainBefore {
+				t.Fatal("main moved")
+			}
+			switch fallback {
+			case "review":
+				must(t, err)
+				if res.Mode != drafts.ModeReview || res.Review == nil || res.Review.Number == 0 ||
+					!strings.Contains(res.Note, "Changes must be made through a pull request.") || len(p.fake.Pulls()) != 1 {
+					t.Errorf("fallback: %+v (pulls %d)", res, len(p.fake.Pulls()))
+				}
+			case "none":
+				e, ok := errs.As(err)
+				if !ok || e.Code != errs.PublishRefused || e.Details["githubMessage"] != "Changes must be made through a pull request." {
+					t.Fatalf("error %v, want PUBLISH_REFUSED with GitHub's message", err)
+				}
+				if len(p.fake.Pulls()) != 0 {
+					t.Error("a pull request was opened without the fallback")
+				}
+				if l, _ := p.s.ListDrafts(ctx, op, ListDraftsInput{}); len(l.Changes) != 1 {
+					t.Errorf("the refused path left the draft: %+v", l.Changes)
+				}
+			}
+		})
+	}
+}
+
+// TestGitHubCallsPerOperation measures the API calls of each operation of
+// the loop (docs/github.md lists them). The listing of pull requests is
+// asked again at every call here (no reuse window), so each figure is what
+// an operation costs at most; a 304 answer is counted although GitHub does
+// not count it against the rate limit. Git fetches are not API calls.
+func TestGitHubCallsPerOperation(t *testing.T) {
+	ctx := context.Background()
+	p := newGitHubProject(t, "commit", func(o *github.GitHubOptions) { o.ReviewListReuse = -1 })
+	s := p.s
+	agent := Caller{ID: "agent:writer", Scopes: []string{ScopeContentWrite}}
+	op := Caller{ID: "user:op@example.org", Email: "op@example.org", Operator: true, Scopes: []string{ScopeContentWrite, ScopeContentPublish}}
+	in := note("Tides", "Tides come twice a day.\n")
+	in.Slug = "tides"
+	var number int
+	var path string
+	steps := []struct {
+		name string
+		run  func() error
+		want int
+	}{
+		{"first draft write (creates the draft)", func() error { w := write(t, s, agent, in); path = w.Path; return nil }, 5},
+		{"later draft write", func() error {
+			in.Body = ptr("Tides come twice a day, mostly.\n")
+			write(t, s, agent, in)
+			return nil
+		}, 5},
+		{"list_drafts", func() error { _, err := s.ListDrafts(ctx, agent, ListDraftsInput{}); return err }, 1},
+		{"publish_drafts as a review (a new pull request)", func() error {
+			res, err := s.PublishDrafts(ctx, agent, PublishDraftsInput{PublishRequest: drafts.PublishRequest{Paths: []string{path}}})
+			if err == nil {
+				number = res.Review.Number
+			}
+			return err
+		}, 7},
+		{"publish_drafts again (the same review)", func() error {
+			_, err := s.PublishDrafts(ctx, agent, PublishDraftsInput{PublishRequest: drafts.PublishRequest{Paths: []string{path}}})
+			return err
+		}, 4},
+		{"list_drafts with an active review", func() error { _, err := s.ListDrafts(ctx, agent, ListDraftsInput{}); return err }, 3},
+		{"list_reviews", func() error { _, err := s.ListReviews(ctx, agent, ListReviewsInput{}); return err }, 3},
+		{"get_review (no line comments)", func() error { _, err := s.GetReview(ctx, agent, GetReviewInput{Number: number}); return err }, 6},
+		{"comment_review", func() error {
+			_, err := s.CommentReview(ctx, agent, CommentReviewInput{Number: number, Body: "Ready."})
+			return err
+		}, 1},
+		{"revise_review", func() error {
+			in.Body = new("Tides come twice a day, at new and full moon the most.\n")
+			write(t, s, agent, in)
+			p.fake.ResetCalls()
+			_, err := s.ReviseReview(ctx, agent, ReviseReviewInput{ReviseRequest: drafts.ReviseRequest{Number: number}})
+			return err
+		}, 6},
+		{"update_review (title)", func() error {
+			title := "Tides, revised"
+			_, err := s.UpdateReview(ctx, agent, UpdateReviewInput{UpdateRequest: drafts.UpdateRequest{Number: number, Title: &title}})
+			return err
+		}, 2},
+		{"merge_review (squash)", func() error { _, err := s.MergeReview(ctx, op, MergeReviewInput{Number: number}); return err }, 2},
+		{"close_review", func() error {
+			other := note("Neap", "Neap tides are small.\n")
+			other.Slug = "neap"
+			w := write(t, s, agent, other)
+			res, err := s.PublishDrafts(ctx, agent, PublishDraftsInput{PublishRequest: drafts.PublishRequest{Paths: []string{w.Path}}})
+			must(t, err)
+			p.fake.ResetCalls()
+			_, err = s.CloseReview(ctx, agent, CloseReviewInput{Number: res.Review.Number})
+			return err
+		}, 2},
+	}
+	for _, st := range steps {
+		p.fake.ResetCalls()
+		if err := st.run(); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		n := p.fake.APICalls()
+		t.Logf("%-48s %2d API calls (%s)", st.name, n, p.fake)
+		if n != st.want {
+			t.Errorf("%s: %d API calls, want %d", st.name, n, st.want)
+		}
 	}
 }

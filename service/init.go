@@ -112,7 +112,9 @@ func Init(in InitInput, author Caller) (InitOutput, error) {
 	if _, err := repo.ParseConfig(cfgPath, files[repo.ConfigFileName]); err != nil {
 		return InitOutput{}, err
 	}
-	ignore, err := withIgnored(filepath.Join(dir, ".gitignore"), repo.StateDirName+"/")
+	// .graft/ is derived state; .env is where credentials live (DESIGN
+	// §8.1): neither may ever be committed.
+	ignore, err := withIgnored(filepath.Join(dir, ".gitignore"), files[".gitignore"], repo.StateDirName+"/", ".env")
 	if err != nil {
 		return InitOutput{}, err
 	}
@@ -162,21 +164,32 @@ func commitFiles(dir string, paths []string, msg string, author Caller) (string,
 	return h.String(), nil
 }
 
-// withIgnored returns the .gitignore content with line added when missing.
-func withIgnored(path, line string) ([]byte, error) {
+// withIgnored returns the .gitignore content (the file at path, else
+// fallback) with each line added when missing.
+func withIgnored(path string, fallback []byte, lines ...string) ([]byte, error) {
 	data, err := os.ReadFile(path)
-	if err != nil && !os.IsNotExist(err) {
+	switch {
+	case os.IsNotExist(err):
+		data = fallback
+	case err != nil:
 		return nil, err
 	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if t := strings.TrimSpace(l); t == line || t == strings.TrimSuffix(line, "/") || t == "/"+line {
-			return data, nil
+	for _, line := range lines {
+		present := false
+		for _, l := range strings.Split(string(data), "\n") {
+			if t := strings.TrimSpace(l); t == line || t == strings.TrimSuffix(line, "/") || t == "/"+line {
+				present = true
+			}
 		}
+		if present {
+			continue
+		}
+		if len(data) > 0 && !bytes.HasSuffix(data, []byte("\n")) {
+			data = append(data, '\n')
+		}
+		data = append(data, []byte(line+"\n")...)
 	}
-	if len(data) > 0 && !bytes.HasSuffix(data, []byte("\n")) {
-		data = append(data, '\n')
-	}
-	return append(data, []byte(line+"\n")...), nil
+	return data, nil
 }
 
 var collectionName = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)

@@ -243,7 +243,7 @@ func TestPublishWarnsAfterItsCommit(t *testing.T) {
 		t.Errorf("hooks sent: %d", calls.Load())
 	}
 	w, _ := asJSON(t, res)["warnings"].([]any)
-	if len(w) != 1 || w[0].(map[string]any)["error"] != string(errs.RemoteStoreFailed) {
+	if len(w) != 1 || w[0].(map[string]any)["code"] != string(errs.RemoteStoreFailed) {
 		t.Errorf("warnings %v", w)
 	}
 }
@@ -262,4 +262,51 @@ func TestPublishOfTheirsAloneFailsWithItsSettle(t *testing.T) {
 	_, err := s.PublishDrafts(context.Background(), op, PublishDraftsInput{PublishRequest: drafts.PublishRequest{
 		Paths: []string{reading}, Resolve: map[string]string{reading: "theirs"}}})
 	wantCode(t, err, errs.RemoteStoreFailed)
+}
+
+// TestReviewsRefuseForeignPaths: a commit pushed with plain git onto a
+// review branch adds a workflow. merge_review merges what the branch
+// changes since it left production, whatever its commits say, so it refuses
+// with INVALID_PATH and production does not move; revise_review refuses to
+// carry a foreign path of the draft onto the review.
+func TestReviewsRefuseForeignPaths(t *testing.T) {
+	s := openSample(t)
+	dir := s.Project.Git.Path()
+	ctx := context.Background()
+	agent := Caller{ID: "agent:writer", Scopes: []string{ScopeContentWrite}}
+	op := Caller{ID: "user:op@example.org", Operator: true}
+	in := note("Proposed", "proposed\n")
+	in.Slug = "proposed"
+	write(t, s, agent, in)
+	res, err := publishPaths(s, agent, "content/notes/proposed.md")
+	if err != nil || res.Review == nil {
+		t.Fatalf("publish as a review: %+v %v", res, err)
+	}
+	review := branchesUnder(t, dir, drafts.ReviewPrefix)
+	if len(review) != 1 {
+		t.Fatalf("review branches: %v", review)
+	}
+
+	clone := filepath.Join(t.TempDir(), "forger")
+	gitRun(t, filepath.Dir(clone), "clone", "-q", dir, clone)
+	gitRun(t, clone, "checkout", "-q", review[0])
+	must(t, os.MkdirAll(filepath.Join(clone, ".github", "workflows"), 0o755))
+	must(t, os.WriteFile(filepath.Join(clone, ".github", "workflows", "x.yml"), []byte("on: push\n"), 0o644))
+	gitRun(t, clone, "add", "-A")
+	gitRun(t, clone, "-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "Add a workflow")
+	gitRun(t, clone, "push", "-q", "origin", review[0])
+	main := gitRun(t, dir, "rev-parse", "main")
+
+	_, err = s.MergeReview(ctx, op, MergeReviewInput{Number: res.Review.Number})
+	if e := wantCode(t, err, errs.InvalidPath); !strings.Contains(e.Message, ".github/workflows/x.yml") {
+		t.Errorf("merge_review: %v", e)
+	}
+	if gitRun(t, dir, "rev-parse", "main") != main {
+		t.Fatal("merge_review moved production")
+	}
+
+	// revise_review carries only publishable paths.
+	_, err = s.ReviseReview(ctx, agent, ReviseReviewInput{ReviseRequest: drafts.ReviseRequest{Number: res.Review.Number,
+		Paths: []string{"graft.yaml"}}})
+	wantCode(t, err, errs.InvalidPath)
 }

@@ -59,6 +59,12 @@ func (a *app) draftsListCommand() *cobra.Command {
 					case c.Theirs:
 						state = "production changed it (same bytes)"
 					}
+					if c.Review != nil {
+						state += fmt.Sprintf("; in review #%d", c.Review.Number)
+						if c.Review.Pending {
+							state += " (the draft is newer: revise it)"
+						}
+					}
 					doc := "-"
 					if c.Collection != "" {
 						doc = c.Collection + "/" + c.Slug
@@ -72,7 +78,7 @@ func (a *app) draftsListCommand() *cobra.Command {
 				if r.URL != "" {
 					where = r.URL
 				}
-				fmt.Fprintf(a.stdout, "review: %s (%s)\n", where, r.State)
+				fmt.Fprintf(a.stdout, "review #%d: %s (%s)\n", r.Number, where, r.State)
 			}
 			return nil
 		},
@@ -148,7 +154,10 @@ production's). Published paths leave the draft.`,
 				if out.Review.URL != "" {
 					where = out.Review.URL
 				}
-				fmt.Fprintf(a.stdout, "proposed %d for review: %s\n", len(out.Published), where)
+				fmt.Fprintf(a.stdout, "proposed %d for review #%d: %s\n", len(out.Published), out.Review.Number, where)
+			}
+			for _, w := range out.Warnings {
+				fmt.Fprintf(a.stdout, "warning: %s\n", w.Message)
 			}
 			for _, p := range out.Published {
 				fmt.Fprintf(a.stdout, "  %s\n", p)

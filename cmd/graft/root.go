@@ -116,6 +116,7 @@ own draft branch, and people review the result as Git history and pull requests.
 		a.searchCommand(),
 		a.benchCommand(),
 		a.draftsCommand(),
+		a.reviewCommand(),
 		a.branchCommand(),
 		a.versionCommand(),
 		a.mcpCommand(), a.addCommand(),

@@ -1,4 +1,4 @@
-package drafts
+package github
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/go-github/v66/github"
+	gh "github.com/google/go-github/v66/github"
 
 	"github.com/graft-studio/graft/errs"
 )
@@ -230,7 +230,7 @@ func rateLimitWait(resp *http.Response, now time.Time) (time.Duration, bool) {
 // GitHub's message, and retryAfter/resetAt for rate limits. Errors that
 // already carry a code (a missing credential) pass through. No header or
 // token is ever copied into it.
-func remoteError(op string, resp *github.Response, err error) error {
+func remoteError(op string, resp *gh.Response, err error) error {
 	if e, ok := errs.As(err); ok {
 		return e
 	}
@@ -248,9 +248,9 @@ func remoteError(op string, resp *github.Response, err error) error {
 			out.With("endpoint", strings.ToUpper(ue.Op)+" "+u.Path)
 		}
 	}
-	var rl *github.RateLimitError
-	var abuse *github.AbuseRateLimitError
-	var er *github.ErrorResponse
+	var rl *gh.RateLimitError
+	var abuse *gh.AbuseRateLimitError
+	var er *gh.ErrorResponse
 	switch {
 	case errors.As(err, &abuse):
 		out.Message += ": secondary rate limit"
@@ -293,7 +293,7 @@ func scrub(s string) string {
 }
 
 // statusOf returns the HTTP status of a go-github failure (0 when none came).
-func statusOf(resp *github.Response) int {
+func statusOf(resp *gh.Response) int {
 	if resp == nil || resp.Response == nil {
 		return 0
 	}

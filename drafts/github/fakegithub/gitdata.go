@@ -330,10 +330,11 @@ func (s *Server) createCommit(w http.ResponseWriter, r *http.Request) {
 		}
 		c.ParentHashes = append(c.ParentHashes, h)
 	}
-	now := time.Now()
+	now := s.Now()
+	login := caller(r)
 	sig := func(in *signatureJSON) (object.Signature, error) {
 		if in == nil {
-			return object.Signature{Name: "fake-user", Email: "fake-user@users.noreply.github.com", When: now}, nil
+			return object.Signature{Name: login, Email: login + "@users.noreply.github.com", When: now}, nil
 		}
 		when := now
 		if in.Date != "" {
@@ -350,18 +351,34 @@ func (s *Server) createCommit(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnprocessableEntity, "Invalid author date")
 		return
 	}
-	if in.Committer == nil {
-		c.Committer = c.Author
+	signed := in.Committer == nil
+	if signed {
+		// Without a custom committer GitHub commits as itself and signs
+		// the commit with its own key, so it shows as verified.
+		c.Committer = object.Signature{Name: "GitHub", Email: "noreply@github.com", When: now}
 	} else if c.Committer, err = sig(in.Committer); err != nil {
 		writeError(w, http.StatusUnprocessableEntity, "Invalid committer date")
 		return
 	}
-	h, err := s.encode(c)
+	h, err := s.commitObject(c, signed)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
 	s.writeCommit(w, http.StatusCreated, h)
+}
+
+// commitObject stores a commit, signed by "GitHub" when sign is set (a
+// signature header that Signed recognises; it is not a real PGP signature).
+func (s *Server) commitObject(c *object.Commit, sign bool) (plumbing.Hash, error) {
+	if sign {
+		c.PGPSignature = "-----BEGIN PGP SIGNATURE-----\n\nfakegithub web-flow signature\n-----END PGP SIGNATURE-----\n"
+	}
+	h, err := s.encode(c)
+	if err == nil && sign {
+		s.signed[h.String()] = true
+	}
+	return h, err
 }
 
 func (s *Server) writeCommit(w http.ResponseWriter, status int, h plumbing.Hash) {
@@ -377,12 +394,16 @@ func (s *Server) writeCommit(w http.ResponseWriter, status int, h plumbing.Hash)
 	sig := func(s object.Signature) signatureJSON {
 		return signatureJSON{Name: s.Name, Email: s.Email, Date: s.When.Format(time.RFC3339)}
 	}
+	verification := map[string]any{"verified": false, "reason": "unsigned", "signature": nil, "payload": nil}
+	if s.signed[h.String()] {
+		verification = map[string]any{"verified": true, "reason": "valid", "signature": c.PGPSignature}
+	}
 	writeJSON(w, status, map[string]any{
 		"sha": h.String(), "url": s.apiURL("git/commits/%s", h),
 		"html_url": s.URL + Owner + "/" + Name + "/commit/" + h.String(),
 		"message":  c.Message, "author": sig(c.Author), "committer": sig(c.Committer),
 		"tree":    map[string]string{"sha": c.TreeHash.String(), "url": s.apiURL("git/trees/%s", c.TreeHash)},
-		"parents": parents,
+		"parents": parents, "verification": verification,
 	})
 }
 
@@ -443,10 +464,19 @@ func (s *Server) createRef(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnprocessableEntity, "Reference already exists")
 		return
 	}
+	branch := strings.TrimPrefix(in.Ref, "refs/heads/")
+	if p, ok := s.protection(branch); ok {
+		p.RequirePullRequest = false // a pull request needs its head branch first
+		if msg := s.refusalFor(p, "", in.SHA, false); msg != "" {
+			writeError(w, http.StatusUnprocessableEntity, msg)
+			return
+		}
+	}
 	if err := s.Repo.UpdateRef(in.Ref, "", in.SHA); err != nil {
 		writeError(w, http.StatusUnprocessableEntity, "Reference cannot be created: "+err.Error())
 		return
 	}
+	s.pushed(branch, "", in.SHA, false, caller(r))
 	s.writeRef(w, http.StatusCreated, in.Ref, in.SHA)
 }
 
@@ -472,8 +502,18 @@ func (s *Server) updateRef(w http.ResponseWriter, r *http.Request, name string) 
 		writeError(w, http.StatusUnprocessableEntity, "Object does not exist")
 		return
 	}
-	if !in.Force && !s.isAncestor(plumbing.NewHash(cur), target) {
+	forward := s.isAncestor(plumbing.NewHash(cur), target)
+	if !in.Force && !forward {
 		writeError(w, http.StatusUnprocessableEntity, "Update is not a fast forward")
+		return
+	}
+	branch := strings.TrimPrefix(name, "refs/heads/")
+	if _, protected := s.protection(branch); protected && !forward {
+		writeError(w, http.StatusUnprocessableEntity, "Cannot force-push to this protected branch")
+		return
+	}
+	if msg := s.refusal(branch, cur, in.SHA, false); msg != "" && cur != in.SHA {
+		writeError(w, http.StatusUnprocessableEntity, msg)
 		return
 	}
 	if cur != in.SHA {
@@ -481,21 +521,44 @@ func (s *Server) updateRef(w http.ResponseWriter, r *http.Request, name string) 
 			writeError(w, http.StatusInternalServerError, err.Error())
 			return
 		}
+		s.pushed(branch, cur, in.SHA, !forward, caller(r))
 	}
 	s.writeRef(w, http.StatusOK, name, in.SHA)
 }
 
-func (s *Server) deleteRef(w http.ResponseWriter, name string) {
+func (s *Server) deleteRef(w http.ResponseWriter, r *http.Request, name string) {
 	cur := s.refValue(name)
 	if cur == "" {
 		writeError(w, http.StatusUnprocessableEntity, "Reference does not exist")
+		return
+	}
+	branch := strings.TrimPrefix(name, "refs/heads/")
+	if msg := s.refusal(branch, cur, "", true); msg != "" {
+		writeError(w, http.StatusUnprocessableEntity, msg)
 		return
 	}
 	if err := s.Repo.UpdateRef(name, cur, ""); err != nil {
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
+	s.pushed(branch, cur, "", false, caller(r))
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// MoveBranch moves (or, with sha "", deletes; or, from nothing, creates) a
+// branch as a push to GitHub would, force-pushes included, and sends the
+// push webhook (and pull_request synchronize for the pull requests it heads).
+func (s *Server) MoveBranch(branch, sha string) error {
+	s.mu.Lock()
+	defer s.hooks.flush()
+	defer s.mu.Unlock()
+	cur := s.refValue("refs/heads/" + branch)
+	if err := s.Repo.UpdateRef("refs/heads/"+branch, cur, sha); err != nil {
+		return err
+	}
+	forced := cur != "" && sha != "" && !s.isAncestor(plumbing.NewHash(cur), plumbing.NewHash(sha))
+	s.pushed(branch, cur, sha, forced, "someone")
+	return nil
 }
 
 // isAncestor reports whether a is reachable from b (a == b included).

@@ -1,4 +1,4 @@
-package drafts
+package github
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/filesystem"
@@ -27,6 +28,13 @@ type localCache struct {
 	local *repo.Repo
 	url   string
 	token func(context.Context) string // "" = fetch anonymously
+	// forget drops a token GitHub refused (the next token call reads the
+	// credentials again).
+	forget func(token string)
+	// confirm reads a branch's value through GitHub's API ("" = deleted);
+	// an error when GitHub cannot say (the repository invisible included).
+	confirm func(ctx context.Context, branch string) (string, error)
+	logf    func(format string, args ...any)
 
 	mu sync.Mutex // guards g and every go-git call on it
 	g  *git.Repository
@@ -190,18 +198,45 @@ func (f *fetchStorer) CheckAndSetReference(r, old *plumbing.Reference) error {
 	return f.Storer.CheckAndSetReference(r, old)
 }
 
-// fetch fetches branches (nil = all) from GitHub and moves each local branch
-// to GitHub's value, unless the local branch already holds that commit.
+// fetch fetches branches (nil = all) from GitHub and makes the local
+// branches mirror GitHub's (see mirror). A fetch refused for its
+// credentials reads them again once (a rotated token).
 func (c *localCache) fetch(ctx context.Context, branches []string) error {
-	var auth *githttp.BasicAuth
-	if tok := c.token(ctx); tok != "" {
-		auth = &githttp.BasicAuth{Username: "x-access-token", Password: tok}
+	if len(branches) > 1 {
+		var errs []error
+		for _, b := range branches {
+			errs = append(errs, c.fetch(ctx, []string{b}))
+		}
+		return errors.Join(errs...)
 	}
+	tok := c.token(ctx)
+	heads, missing, empty, err := c.transfer(ctx, branches, tok)
+	if isAuthError(err) && c.forget != nil {
+		c.forget(tok)
+		if fresh := c.token(ctx); fresh != tok {
+			heads, missing, empty, err = c.transfer(ctx, branches, fresh)
+		}
+	}
+	if err != nil || empty {
+		return err
+	}
+	c.mirror(ctx, branches, heads, missing)
+	return nil
+}
+
+func isAuthError(err error) bool {
+	return errors.Is(err, transport.ErrAuthenticationRequired) || errors.Is(err, transport.ErrAuthorizationFailed)
+}
+
+// transfer runs one fetch and returns GitHub's heads (of the branches
+// asked for, or all), the branches asked for that GitHub does not have, and
+// whether the repository is empty.
+func (c *localCache) transfer(ctx context.Context, branches []string, tok string) (heads map[string]string, missing []string, empty bool, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	g, err := c.open()
 	if err != nil {
-		return err
+		return nil, nil, false, err
 	}
 	specs := []config.RefSpec{config.RefSpec("+refs/heads/*:" + fetchNamespace + "*")}
 	if branches != nil {
@@ -213,16 +248,80 @@ func (c *localCache) fetch(ctx context.Context, branches []string) error {
 	fs := &fetchStorer{Storer: g.Storer, heads: map[string]string{}}
 	remote := git.NewRemote(fs, &config.RemoteConfig{Name: "graft-github", URLs: []string{c.url}})
 	opts := &git.FetchOptions{RemoteName: "graft-github", RefSpecs: specs, Tags: git.NoTags, Force: true}
-	if auth != nil {
-		opts.Auth = auth
+	if tok != "" {
+		opts.Auth = &githttp.BasicAuth{Username: "x-access-token", Password: tok}
 	}
-	if err := remote.FetchContext(ctx, opts); err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
-		return err
+	err = remote.FetchContext(ctx, opts)
+	var nomatch git.NoMatchingRefSpecError
+	switch {
+	case errors.Is(err, transport.ErrEmptyRemoteRepository):
+		return nil, nil, true, nil // nothing to fetch, and nothing to mirror
+	case errors.As(err, &nomatch):
+		return map[string]string{}, branches, false, nil // fetch asks for one branch at a time
+	case err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate):
+		return nil, nil, false, err
 	}
-	for name, sha := range fs.heads {
-		c.advance(name, sha)
+	if branches == nil {
+		// Every local branch GitHub did not advertise may have been deleted there.
+		local, lerr := c.local.Branches()
+		if lerr != nil {
+			return nil, nil, false, lerr
+		}
+		for _, b := range local {
+			if _, ok := fs.heads[b.Name]; !ok {
+				missing = append(missing, b.Name)
+			}
+		}
 	}
-	return nil
+	return fs.heads, missing, false, nil
+}
+
+// mirror makes the local branches follow GitHub exactly (DESIGN §8.1): a
+// branch GitHub moved forward moves forward; a branch GitHub rewound (a
+// force-push), moved elsewhere or deleted is rewound, moved or deleted
+// locally too, but only once GitHub's API confirms the value — a fetch's
+// answer may be older than a write this process has just acknowledged and
+// fetched. A deletion of production is applied only when GitHub still shows
+// the repository (confirm fails otherwise).
+func (c *localCache) mirror(ctx context.Context, branches []string, heads map[string]string, missing []string) {
+	type check struct{ branch, local, remote string }
+	var doubtful []check
+	c.mu.Lock()
+	for name, sha := range heads {
+		cur, ok, err := c.local.Head(name)
+		switch {
+		case err != nil || cur == sha:
+		case !ok || c.isAncestor(cur, sha):
+			c.local.UpdateRef("refs/heads/"+name, cur, sha) // forward: a lost CAS means it moved again
+		default:
+			doubtful = append(doubtful, check{name, cur, sha})
+		}
+	}
+	c.mu.Unlock()
+	for _, b := range missing {
+		if cur, ok, err := c.local.Head(b); err == nil && ok {
+			doubtful = append(doubtful, check{b, cur, ""})
+		}
+	}
+	if c.confirm == nil {
+		return
+	}
+	for _, d := range doubtful {
+		now, err := c.confirm(ctx, d.branch)
+		if err != nil || now != d.remote {
+			continue // GitHub says otherwise (or cannot be asked): the next fetch decides
+		}
+		if now != "" && !c.has(now) {
+			continue
+		}
+		if err := c.local.UpdateRef("refs/heads/"+d.branch, d.local, now); err == nil && c.logf != nil {
+			what := "rewound or moved to " + now
+			if now == "" {
+				what = "deleted"
+			}
+			c.logf("graft: %s was %s on GitHub; the local clone follows", d.branch, what)
+		}
+	}
 }
 
 // holds reports whether the local branch holds commit sha: its head is sha
@@ -238,21 +337,6 @@ func (c *localCache) holds(branch, sha string) bool {
 // holds c.mu.
 func (c *localCache) reaches(head, sha string) bool {
 	return head == sha || c.isAncestor(sha, head)
-}
-
-// advance moves a local branch to sha unless it already holds it. The
-// caller holds c.mu.
-func (c *localCache) advance(branch, sha string) {
-	for try := 0; try < 3; try++ {
-		cur, ok, err := c.local.Head(branch)
-		if err != nil || ok && c.reaches(cur, sha) {
-			return
-		}
-		err = c.local.UpdateRef("refs/heads/"+branch, cur, sha)
-		if err == nil || !repo.IsRefMoved(err) {
-			return
-		}
-	}
 }
 
 // fileState is what a path holds in a tree: its blob and mode ("" = missing).

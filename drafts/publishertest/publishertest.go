@@ -1,10 +1,12 @@
-package drafts
+// Package publishertest is the one test suite every drafts.Publisher passes
+// (the local one in package drafts, the GitHub one in drafts/github), and the
+// helpers its callers share to check a backend's repository.
+package publishertest
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -14,22 +16,23 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/graft-studio/graft/drafts"
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/repo"
 )
 
-// suiteSeed is what main holds when a suite test starts.
-var suiteSeed = map[string]string{
+// Seed is what main holds when a suite test starts (SeedRepo commits it).
+var Seed = map[string]string{
 	"content/posts/hello.md": "---\ntitle: Hello\n---\nHello.\n",
 	"content/posts/world.md": "---\ntitle: World\n---\nWorld.\n",
 	"README.md":              "# site\n",
 }
 
-// seedSuite commits suiteSeed to main of r and returns the commit.
-func seedSuite(t *testing.T, r *repo.Repo) string {
+// SeedRepo commits Seed to main of r and returns the commit.
+func SeedRepo(t *testing.T, r *repo.Repo) string {
 	t.Helper()
 	var changes []repo.Change
-	for p, c := range suiteSeed {
+	for p, c := range Seed {
 		changes = append(changes, repo.Change{Path: p, Content: []byte(c)})
 	}
 	res, err := r.Commit(context.Background(), repo.CommitRequest{Branch: "main", Changes: changes, Message: "Seed",
@@ -40,12 +43,13 @@ func seedSuite(t *testing.T, r *repo.Repo) string {
 	return res.Commit
 }
 
-func blobSHA(content string) string {
+// BlobSHA is the Git blob name of content.
+func BlobSHA(content string) string {
 	return plumbing.ComputeHash(plumbing.BlobObject, []byte(content)).String()
 }
 
-// readAt returns a file's bytes and version on ref ("" when missing).
-func readAt(t *testing.T, r *repo.Repo, ref, path string) (string, string) {
+// ReadAt returns a file's bytes and version on ref ("" when missing).
+func ReadAt(t *testing.T, r *repo.Repo, ref, path string) (string, string) {
 	t.Helper()
 	b, v, err := r.ReadFile(ref, path)
 	if errs.Is(err, errs.DocumentNotFound) {
@@ -57,7 +61,8 @@ func readAt(t *testing.T, r *repo.Repo, ref, path string) (string, string) {
 	return string(b), v
 }
 
-func head(t *testing.T, r *repo.Repo, branch string) string {
+// Head returns the commit a branch of r points at ("" when it does not exist).
+func Head(t *testing.T, r *repo.Repo, branch string) string {
 	t.Helper()
 	h, _, err := r.Head(branch)
 	if err != nil {
@@ -66,8 +71,8 @@ func head(t *testing.T, r *repo.Repo, branch string) string {
 	return h
 }
 
-// firstParents returns the commits from tip back along first parents.
-func firstParents(t *testing.T, r *repo.Repo, tip string) []string {
+// FirstParents returns the commits from tip back along first parents.
+func FirstParents(t *testing.T, r *repo.Repo, tip string) []string {
 	t.Helper()
 	g, err := git.PlainOpen(r.Path())
 	if err != nil {
@@ -88,7 +93,8 @@ func firstParents(t *testing.T, r *repo.Repo, tip string) []string {
 	return out
 }
 
-func wantCode(t *testing.T, err error, code errs.Code) *errs.Error {
+// WantCode fails the test unless err carries code, and returns it.
+func WantCode(t *testing.T, err error, code errs.Code) *errs.Error {
 	t.Helper()
 	e, ok := errs.As(err)
 	if !ok || e.Code != code {
@@ -97,33 +103,33 @@ func wantCode(t *testing.T, err error, code errs.Code) *errs.Error {
 	return e
 }
 
-// testPublisher is the conformance suite every Publisher passes. newPub
-// returns a fresh publisher whose backend holds main = suiteSeed, and the
+// Run is the conformance suite every Publisher passes. newPub
+// returns a fresh publisher whose backend holds main = Seed, and the
 // repository where its results are checked (the backend's truth).
-func testPublisher(t *testing.T, newPub func(t *testing.T) (Publisher, *repo.Repo)) {
+func Run(t *testing.T, newPub func(t *testing.T) (drafts.Publisher, *repo.Repo)) {
 	ctx := context.Background()
 	ada := repo.Signature{Name: "Ada", Email: "ada@example.org"}
 	draft := "graft-studio/drafts/ada"
 
 	t.Run("create branch from From", func(t *testing.T) {
 		pub, truth := newPub(t)
-		main := head(t, truth, "main")
+		main := Head(t, truth, "main")
 		res, err := pub.Commit(ctx, repo.CommitRequest{Branch: draft, From: "main", Author: ada, Message: "Add posts/new",
 			Changes: []repo.Change{{Path: "content/posts/new.md", Content: []byte("new\n"), Base: repo.MustNotExist}}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Parent != main || head(t, truth, draft) != res.Commit || res.Unchanged {
-			t.Fatalf("result %+v; main %s; branch %s", res, main, head(t, truth, draft))
+		if res.Parent != main || Head(t, truth, draft) != res.Commit || res.Unchanged {
+			t.Fatalf("result %+v; main %s; branch %s", res, main, Head(t, truth, draft))
 		}
-		body, v := readAt(t, truth, draft, "content/posts/new.md")
-		if body != "new\n" || v != blobSHA("new\n") || res.Versions["content/posts/new.md"] != v {
+		body, v := ReadAt(t, truth, draft, "content/posts/new.md")
+		if body != "new\n" || v != BlobSHA("new\n") || res.Versions["content/posts/new.md"] != v {
 			t.Errorf("new file %q version %s, result versions %v", body, v, res.Versions)
 		}
-		if b, _ := readAt(t, truth, draft, "content/posts/hello.md"); b != suiteSeed["content/posts/hello.md"] {
+		if b, _ := ReadAt(t, truth, draft, "content/posts/hello.md"); b != Seed["content/posts/hello.md"] {
 			t.Errorf("inherited file = %q", b)
 		}
-		if head(t, truth, "main") != main {
+		if Head(t, truth, "main") != main {
 			t.Error("main moved")
 		}
 		g, _ := git.PlainOpen(truth.Path())
@@ -131,7 +137,7 @@ func testPublisher(t *testing.T, newPub func(t *testing.T) (Publisher, *repo.Rep
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.Author.Name != "Ada" || c.Author.Email != "ada@example.org" || c.Committer.Name != "graft" || c.Message != "Add posts/new\n" {
+		if c.Author.Name != "Ada" || c.Author.Email != "ada@example.org" || c.Committer.Name == "Ada" || c.Message != "Add posts/new\n" {
 			t.Errorf("commit author %v committer %v message %q", c.Author, c.Committer, c.Message)
 		}
 	})
@@ -139,7 +145,7 @@ func testPublisher(t *testing.T, newPub func(t *testing.T) (Publisher, *repo.Rep
 	t.Run("bases", func(t *testing.T) {
 		pub, truth := newPub(t)
 		hello := "content/posts/hello.md"
-		v0 := blobSHA(suiteSeed[hello])
+		v0 := BlobSHA(Seed[hello])
 		tests := []struct {
 			name    string
 			change  repo.Change
@@ -147,23 +153,23 @@ func testPublisher(t *testing.T, newPub func(t *testing.T) (Publisher, *repo.Rep
 			current string
 		}{
 			{"matching base", repo.Change{Path: hello, Content: []byte("v1\n"), Base: repo.BaseOf(v0)}, "", ""},
-			{"stale base", repo.Change{Path: hello, Content: []byte("v2\n"), Base: repo.BaseOf(v0)}, errs.ContentConflict, blobSHA("v1\n")},
-			{"must not exist, exists", repo.Change{Path: hello, Content: []byte("v2\n"), Base: repo.MustNotExist}, errs.ContentConflict, blobSHA("v1\n")},
+			{"stale base", repo.Change{Path: hello, Content: []byte("v2\n"), Base: repo.BaseOf(v0)}, errs.ContentConflict, BlobSHA("v1\n")},
+			{"must not exist, exists", repo.Change{Path: hello, Content: []byte("v2\n"), Base: repo.MustNotExist}, errs.ContentConflict, BlobSHA("v1\n")},
 			{"base of a missing file", repo.Change{Path: "content/posts/none.md", Content: []byte("x\n"), Base: repo.BaseOf(v0)}, errs.ContentConflict, ""},
 			{"no base", repo.Change{Path: hello, Content: []byte("v3\n")}, "", ""},
-			{"delete with base", repo.Change{Path: hello, Delete: true, Base: repo.BaseOf(blobSHA("v3\n"))}, "", ""},
+			{"delete with base", repo.Change{Path: hello, Delete: true, Base: repo.BaseOf(BlobSHA("v3\n"))}, "", ""},
 			{"delete a missing file", repo.Change{Path: "content/posts/none.md", Delete: true}, "", ""},
 			{"invalid path", repo.Change{Path: "content/../x.md", Content: []byte("x")}, errs.InvalidPath, ""},
 		}
 		for _, tt := range tests {
-			before := head(t, truth, "main")
+			before := Head(t, truth, "main")
 			res, err := pub.Commit(ctx, repo.CommitRequest{Branch: "main", Author: ada, Message: tt.name, Changes: []repo.Change{tt.change}})
 			if tt.code != "" {
-				e := wantCode(t, err, tt.code)
+				e := WantCode(t, err, tt.code)
 				if tt.code == errs.ContentConflict && (e.Details["currentVersion"] != tt.current || e.Details["path"] != tt.change.Path) {
 					t.Errorf("%s: details %v, want currentVersion %q", tt.name, e.Details, tt.current)
 				}
-				if head(t, truth, "main") != before {
+				if Head(t, truth, "main") != before {
 					t.Errorf("%s: main moved on a refused write", tt.name)
 				}
 				continue
@@ -175,7 +181,7 @@ func testPublisher(t *testing.T, newPub func(t *testing.T) (Publisher, *repo.Rep
 			if !tt.change.Delete {
 				want = string(tt.change.Content)
 			}
-			if got, v := readAt(t, truth, "main", tt.change.Path); got != want || v != res.Versions[tt.change.Path] {
+			if got, v := ReadAt(t, truth, "main", tt.change.Path); got != want || v != res.Versions[tt.change.Path] {
 				t.Errorf("%s: file %q version %s, result %v", tt.name, got, v, res.Versions)
 			}
 			if res.Unchanged != (tt.name == "delete a missing file") {
@@ -186,22 +192,22 @@ func testPublisher(t *testing.T, newPub func(t *testing.T) (Publisher, *repo.Rep
 
 	t.Run("unchanged and missing From", func(t *testing.T) {
 		pub, truth := newPub(t)
-		main := head(t, truth, "main")
+		main := Head(t, truth, "main")
 		res, err := pub.Commit(ctx, repo.CommitRequest{Branch: "main", Message: "same",
-			Changes: []repo.Change{{Path: "README.md", Content: []byte(suiteSeed["README.md"])}}})
+			Changes: []repo.Change{{Path: "README.md", Content: []byte(Seed["README.md"])}}})
 		if err != nil || !res.Unchanged || res.Commit != main {
 			t.Errorf("unchanged write: %+v %v", res, err)
 		}
 		_, err = pub.Commit(ctx, repo.CommitRequest{Branch: draft, From: "nope", Message: "x",
 			Changes: []repo.Change{{Path: "a.md", Content: []byte("a")}}})
-		wantCode(t, err, errs.BranchNotFound)
+		WantCode(t, err, errs.BranchNotFound)
 		_, err = pub.Commit(ctx, repo.CommitRequest{Branch: "main", Message: "x",
 			Changes: []repo.Change{{Path: "a.md", Content: []byte("a")}, {Path: "a.md", Content: []byte("b")}}})
-		wantCode(t, err, errs.InputValidationFailed)
+		WantCode(t, err, errs.InputValidationFailed)
 		_, err = pub.Commit(ctx, repo.CommitRequest{Branch: "main", Message: "x",
 			Changes: []repo.Change{{Path: "content/posts", Content: []byte("b")}}})
-		wantCode(t, err, errs.InvalidPath)
-		if head(t, truth, "main") != main {
+		WantCode(t, err, errs.InvalidPath)
+		if Head(t, truth, "main") != main {
 			t.Error("main moved")
 		}
 	})
@@ -234,9 +240,9 @@ func testPublisher(t *testing.T, newPub func(t *testing.T) (Publisher, *repo.Rep
 		for err := range failures {
 			t.Errorf("concurrent write failed: %v", err)
 		}
-		tip := head(t, truth, draft)
+		tip := Head(t, truth, draft)
 		chain := map[string]bool{}
-		for _, c := range firstParents(t, truth, tip) {
+		for _, c := range FirstParents(t, truth, tip) {
 			chain[c] = true
 		}
 		n := 0
@@ -249,7 +255,7 @@ func testPublisher(t *testing.T, newPub func(t *testing.T) (Publisher, *repo.Rep
 		for w := range writers {
 			for i := range each {
 				p := fmt.Sprintf("content/posts/w%d-%d.md", w, i)
-				if got, _ := readAt(t, truth, draft, p); got != p+"\n" {
+				if got, _ := ReadAt(t, truth, draft, p); got != p+"\n" {
 					t.Errorf("%s missing at the tip", p)
 				}
 			}
@@ -262,7 +268,7 @@ func testPublisher(t *testing.T, newPub func(t *testing.T) (Publisher, *repo.Rep
 	t.Run("concurrent commits with one base: one wins", func(t *testing.T) {
 		pub, truth := newPub(t)
 		hello := "content/posts/hello.md"
-		base := repo.BaseOf(blobSHA(suiteSeed[hello]))
+		base := repo.BaseOf(BlobSHA(Seed[hello]))
 		var wg sync.WaitGroup
 		errsSeen := make([]error, 2)
 		for i := range 2 {
@@ -279,10 +285,10 @@ func testPublisher(t *testing.T, newPub func(t *testing.T) (Publisher, *repo.Rep
 			if err == nil {
 				ok++
 			} else {
-				wantCode(t, err, errs.ContentConflict)
+				WantCode(t, err, errs.ContentConflict)
 			}
 		}
-		got, _ := readAt(t, truth, "main", hello)
+		got, _ := ReadAt(t, truth, "main", hello)
 		if ok != 1 || !strings.HasPrefix(got, "edit ") {
 			t.Errorf("%d writes succeeded, file %q", ok, got)
 		}
@@ -305,32 +311,32 @@ func testPublisher(t *testing.T, newPub func(t *testing.T) (Publisher, *repo.Rep
 		// top of the previous draft commit; bases are checked against main.
 		d2, err := pub.Commit(ctx, repo.CommitRequest{Branch: draft, TreeFrom: "main", Author: ada, Message: "Edit hello",
 			Changes: []repo.Change{{Path: mine, Blob: d1.Versions[mine]},
-				{Path: hello, Content: []byte("hello mine\n"), Base: repo.BaseOf(blobSHA("hello v2\n"))}}})
+				{Path: hello, Content: []byte("hello mine\n"), Base: repo.BaseOf(BlobSHA("hello v2\n"))}}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d2.Parent != d1.Commit || head(t, truth, draft) != d2.Commit || d2.Unchanged {
-			t.Fatalf("result %+v, draft %s, previous %s", d2, head(t, truth, draft), d1.Commit)
+		if d2.Parent != d1.Commit || Head(t, truth, draft) != d2.Commit || d2.Unchanged {
+			t.Fatalf("result %+v, draft %s, previous %s", d2, Head(t, truth, draft), d1.Commit)
 		}
 		want := map[string]string{"README.md": "moved\n", mine: "mine\n", hello: "hello mine\n",
-			"content/posts/world.md": suiteSeed["content/posts/world.md"]}
+			"content/posts/world.md": Seed["content/posts/world.md"]}
 		for p, w := range want {
-			if got, _ := readAt(t, truth, draft, p); got != w {
+			if got, _ := ReadAt(t, truth, draft, p); got != w {
 				t.Errorf("%s on the draft = %q, want %q", p, got, w)
 			}
 		}
 		// A base that matches the draft's own tree but not main's is a conflict.
 		_, err = pub.Commit(ctx, repo.CommitRequest{Branch: draft, TreeFrom: "main", Message: "x",
-			Changes: []repo.Change{{Path: hello, Content: []byte("x\n"), Base: repo.BaseOf(blobSHA("hello mine\n"))}}})
-		if e := wantCode(t, err, errs.ContentConflict); e.Details["currentVersion"] != blobSHA("hello v2\n") {
+			Changes: []repo.Change{{Path: hello, Content: []byte("x\n"), Base: repo.BaseOf(BlobSHA("hello mine\n"))}}})
+		if e := WantCode(t, err, errs.ContentConflict); e.Details["currentVersion"] != BlobSHA("hello v2\n") {
 			t.Errorf("conflict details %v", e.Details)
 		}
-		if head(t, truth, draft) != d2.Commit {
+		if Head(t, truth, draft) != d2.Commit {
 			t.Error("the draft moved on a refused write")
 		}
 		_, err = pub.Commit(ctx, repo.CommitRequest{Branch: draft, TreeFrom: "preview/none", Message: "x",
 			Changes: []repo.Change{{Path: "x.md", Content: []byte("x")}}})
-		wantCode(t, err, errs.BranchNotFound)
+		WantCode(t, err, errs.BranchNotFound)
 	})
 
 	t.Run("AllowEmpty", func(t *testing.T) {
@@ -340,22 +346,22 @@ func testPublisher(t *testing.T, newPub func(t *testing.T) (Publisher, *repo.Rep
 			changes []repo.Change
 		}{
 			{"no changes", nil},
-			{"same bytes", []repo.Change{{Path: "README.md", Content: []byte(suiteSeed["README.md"])}}},
-			{"same blob", []repo.Change{{Path: "README.md", Blob: blobSHA(suiteSeed["README.md"])}}},
+			{"same bytes", []repo.Change{{Path: "README.md", Content: []byte(Seed["README.md"])}}},
+			{"same blob", []repo.Change{{Path: "README.md", Blob: BlobSHA(Seed["README.md"])}}},
 		}
 		g, err := git.PlainOpen(truth.Path())
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, tt := range tests {
-			before := head(t, truth, "main")
+			before := Head(t, truth, "main")
 			res, err := pub.Commit(ctx, repo.CommitRequest{Branch: "main", Author: ada, Message: "Record " + tt.name,
 				Changes: tt.changes, AllowEmpty: true})
 			if err != nil {
 				t.Fatalf("%s: %v", tt.name, err)
 			}
-			if res.Unchanged || res.Parent != before || res.Commit == before || head(t, truth, "main") != res.Commit {
-				t.Fatalf("%s: result %+v, main was %s, is %s", tt.name, res, before, head(t, truth, "main"))
+			if res.Unchanged || res.Parent != before || res.Commit == before || Head(t, truth, "main") != res.Commit {
+				t.Fatalf("%s: result %+v, main was %s, is %s", tt.name, res, before, Head(t, truth, "main"))
 			}
 			c, err := g.CommitObject(plumbing.NewHash(res.Commit))
 			if err != nil {
@@ -373,29 +379,29 @@ func testPublisher(t *testing.T, newPub func(t *testing.T) (Publisher, *repo.Rep
 
 	t.Run("Blob", func(t *testing.T) {
 		pub, truth := newPub(t)
-		hello := suiteSeed["content/posts/hello.md"]
+		hello := Seed["content/posts/hello.md"]
 		copyPath := "content/posts/copy.md"
 		res, err := pub.Commit(ctx, repo.CommitRequest{Branch: "main", Message: "Copy hello",
-			Changes: []repo.Change{{Path: copyPath, Blob: blobSHA(hello), Base: repo.MustNotExist}}})
+			Changes: []repo.Change{{Path: copyPath, Blob: BlobSHA(hello), Base: repo.MustNotExist}}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, v := readAt(t, truth, "main", copyPath); got != hello || v != blobSHA(hello) || res.Versions[copyPath] != v {
+		if got, v := ReadAt(t, truth, "main", copyPath); got != hello || v != BlobSHA(hello) || res.Versions[copyPath] != v {
 			t.Errorf("copy reads %q version %s, result %v", got, v, res.Versions)
 		}
-		before := head(t, truth, "main")
+		before := Head(t, truth, "main")
 		tests := []struct {
 			name string
 			blob string
 		}{
-			{"a blob nobody stored", blobSHA("never stored anywhere\n")},
+			{"a blob nobody stored", BlobSHA("never stored anywhere\n")},
 			{"not a SHA", "main"},
 		}
 		for _, tt := range tests {
 			_, err := pub.Commit(ctx, repo.CommitRequest{Branch: "main", Message: "x",
 				Changes: []repo.Change{{Path: "content/posts/x.md", Blob: tt.blob}}})
-			wantCode(t, err, errs.InputValidationFailed)
-			if head(t, truth, "main") != before {
+			WantCode(t, err, errs.InputValidationFailed)
+			if Head(t, truth, "main") != before {
 				t.Errorf("%s: main moved", tt.name)
 			}
 		}
@@ -456,7 +462,7 @@ func testPublisher(t *testing.T, newPub func(t *testing.T) (Publisher, *repo.Rep
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, c := range firstParents(t, truth, head(t, truth, branch)) {
+		for _, c := range FirstParents(t, truth, Head(t, truth, branch)) {
 			co, err := g.CommitObject(plumbing.NewHash(c))
 			if err != nil {
 				t.Fatal(err)
@@ -485,10 +491,10 @@ func testPublisher(t *testing.T, newPub func(t *testing.T) (Publisher, *repo.Rep
 		_, err = pub.Commit(ctx, repo.CommitRequest{Branch: branch, Message: "three", Expect: &stale,
 			Changes: []repo.Change{{Path: "three.md", Content: []byte("three\n")}},
 			Rebuild: func(tip string) ([]repo.Change, error) { rebuiltOn = tip; return nil, refused }})
-		if !errors.Is(err, refused) || rebuiltOn != head(t, truth, branch) {
-			t.Errorf("stale Expect: err %v, rebuilt on %q, head %q", err, rebuiltOn, head(t, truth, branch))
+		if !errors.Is(err, refused) || rebuiltOn != Head(t, truth, branch) {
+			t.Errorf("stale Expect: err %v, rebuilt on %q, head %q", err, rebuiltOn, Head(t, truth, branch))
 		}
-		current := head(t, truth, branch)
+		current := Head(t, truth, branch)
 		called := false
 		if _, err := pub.Commit(ctx, repo.CommitRequest{Branch: branch, Message: "three", Expect: &current,
 			Changes: []repo.Change{{Path: "three.md", Content: []byte("three\n")}},
@@ -504,7 +510,7 @@ func testPublisher(t *testing.T, newPub func(t *testing.T) (Publisher, *repo.Rep
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = pub.DeleteBranch(ctx, draft, head(t, truth, "main"))
+		err = pub.DeleteBranch(ctx, draft, Head(t, truth, "main"))
 		if !repo.IsRefMoved(err) {
 			t.Fatalf("delete with a stale expected value: %v", err)
 		}
@@ -514,35 +520,43 @@ func testPublisher(t *testing.T, newPub func(t *testing.T) (Publisher, *repo.Rep
 		if _, ok, _ := truth.Head(draft); ok {
 			t.Error("branch still exists")
 		}
-		wantCode(t, pub.DeleteBranch(ctx, draft, res.Commit), errs.BranchNotFound)
+		WantCode(t, pub.DeleteBranch(ctx, draft, res.Commit), errs.BranchNotFound)
 	})
 
-	t.Run("OpenReview and ListReviews", func(t *testing.T) {
-		pub, _ := newPub(t)
-		heads := []string{ReviewPrefix + "ada-1", ReviewPrefix + "ada-2", ReviewPrefix + "bob-1"}
+	t.Run("reviews", func(t *testing.T) {
+		pub, truth := newPub(t)
+		heads := []string{drafts.ReviewPrefix + "ada-20260101-000001", drafts.ReviewPrefix + "ada-20260101-000002", drafts.ReviewPrefix + "bob-20260101-000001"}
+		numbers := map[string]int{}
 		for _, h := range heads {
-			if _, err := pub.Commit(ctx, repo.CommitRequest{Branch: h, From: "main", Message: "review " + h,
-				Changes: []repo.Change{{Path: "content/posts/" + filepath.Base(h) + ".md", Content: []byte(h)}}}); err != nil {
-				t.Fatal(err)
-			}
-			rv, err := pub.OpenReview(ctx, ReviewRequest{Head: h, Base: "main", Title: "Publish " + h, Body: "body"})
+			who := "agent:" + strings.Split(strings.TrimPrefix(h, drafts.ReviewPrefix), "-")[0]
+			file := "content/posts/" + strings.TrimPrefix(h, drafts.ReviewPrefix) + ".md"
+			rv, warnings, err := pub.OpenReview(ctx, drafts.ReviewRequest{Head: h, Base: "main", Title: "Publish " + h,
+				Body: "The body.", Identity: who, Author: ada, Message: "Publish " + h + "\n\n" + drafts.ParentTrailer + ": main\n",
+				Changes: []repo.Change{{Path: file, Content: []byte(h + "\n"), Base: repo.MustNotExist}}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rv.Head != h || rv.State != "open" {
-				t.Errorf("review %+v", rv)
+			if rv.Head != h || rv.State != drafts.ReviewOpen || rv.Number <= 0 || rv.Base != "main" || len(warnings) != 0 {
+				t.Errorf("review %+v, warnings %v", rv, warnings)
 			}
+			if got, _ := ReadAt(t, truth, h, file); got != h+"\n" {
+				t.Errorf("review branch %s holds %q", h, got)
+			}
+			numbers[h] = rv.Number
+		}
+		if numbers[heads[0]] == numbers[heads[1]] || numbers[heads[1]] == numbers[heads[2]] {
+			t.Fatalf("review numbers %v", numbers)
 		}
 		tests := []struct {
 			prefix string
 			want   []string
 		}{
-			{ReviewPrefix + "ada-", heads[:2]},
-			{ReviewPrefix, heads},
-			{ReviewPrefix + "carol-", nil},
+			{drafts.ReviewPrefix + "ada-", heads[:2]},
+			{drafts.ReviewPrefix, heads},
+			{drafts.ReviewPrefix + "carol-", nil},
 		}
 		for _, tt := range tests {
-			list, err := pub.ListReviews(ctx, tt.prefix)
+			list, err := pub.Reviews(ctx, tt.prefix)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -552,19 +566,45 @@ func testPublisher(t *testing.T, newPub func(t *testing.T) (Publisher, *repo.Rep
 			}
 			sort.Strings(got)
 			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
-				t.Errorf("ListReviews(%q) = %v, want %v", tt.prefix, got, tt.want)
+				t.Errorf("Reviews(%q) = %v, want %v", tt.prefix, got, tt.want)
 			}
 		}
-	})
-}
-
-func TestLocalPublisher(t *testing.T) {
-	testPublisher(t, func(t *testing.T) (Publisher, *repo.Repo) {
-		r, err := repo.InitRepo(t.TempDir(), true)
+		n := numbers[heads[0]]
+		c1, err := pub.CommentReview(ctx, n, drafts.NewComment{Body: "First thought.", By: ada, Identity: "agent:ada"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		seedSuite(t, r)
-		return NewLocal(r), r
+		title := "A better title"
+		if _, _, err := pub.UpdateReview(ctx, n, drafts.ReviewUpdate{Title: &title, By: ada, Identity: "agent:ada"}); err != nil {
+			t.Fatal(err)
+		}
+		d, err := pub.Review(ctx, n, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Title != title || !strings.Contains(d.Body, "The body.") || len(d.Comments) != 1 || d.Comments[0].ID != c1.ID ||
+			d.Comments[0].Body == "" || !strings.Contains(d.Comments[0].Body, "First thought.") {
+			t.Errorf("review %d: title %q body %q comments %+v", n, d.Title, d.Body, d.Comments)
+		}
+		WantCode(t, func() error { _, err := pub.Review(ctx, 999, false); return err }(), errs.ReviewNotFound)
+		closed, err := pub.CloseReview(ctx, n, ada, "agent:ada")
+		if err != nil || closed.State != drafts.ReviewClosed {
+			t.Errorf("closed review %+v %v", closed, err)
+		}
+		m := numbers[heads[1]]
+		before, _ := pub.Review(ctx, m, false)
+		sha, err := pub.MergeReview(ctx, m, drafts.Merge{Method: "squash", ExpectHead: before.HeadSHA, By: ada, Identity: "user:op"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if Head(t, truth, "main") != sha {
+			t.Errorf("main %s, merge %s", Head(t, truth, "main"), sha)
+		}
+		if got, _ := ReadAt(t, truth, "main", "content/posts/ada-20260101-000002.md"); got != heads[1]+"\n" {
+			t.Errorf("merged file = %q", got)
+		}
+		if after, err := pub.Review(ctx, m, false); err != nil || after.State != drafts.ReviewMerged {
+			t.Errorf("merged review %+v %v", after.Review, err)
+		}
 	})
 }

@@ -28,6 +28,9 @@ type Fault struct {
 	// creation is applied, so that the update is no longer a fast-forward
 	// (PATCH) or the ref already exists (POST git/refs).
 	Race bool
+	// Hold keeps the request waiting until the channel is closed (a
+	// request in flight a test controls).
+	Hold <-chan struct{}
 	// Times is how many matching requests the fault hits; 0 = every one.
 	Times int
 }
@@ -97,6 +100,9 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, path string)
 	}
 	if f.Delay > 0 {
 		time.Sleep(f.Delay)
+	}
+	if f.Hold != nil {
+		<-f.Hold
 	}
 	if f.Status == 0 {
 		return r, false

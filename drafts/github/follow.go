@@ -1,4 +1,4 @@
-package drafts
+package github
 
 import (
 	"context"
@@ -28,12 +28,15 @@ const (
 )
 
 // Follower keeps the local clone of a GitHub-mode project following GitHub
-// (issue 4 item 6): it fetches with go-git on a signature-verified push
-// webhook (ServeHTTP) and at an interval (Run), so a pull request merged on
-// GitHub reaches the local production branch — and, through OnMoved, its
-// search index — without a restart. Local branches only move forward to
-// GitHub's value; a branch deleted on GitHub is deleted locally when its push
-// says so.
+// (DESIGN §8.1): a signature-verified webhook delivery (ServeHTTP) is
+// answered at once and its work queued — a fetch of the pushed branch, the
+// review index updated from a pull request event — and every interval (Run)
+// every branch is fetched and the pull requests listed again, the safety net
+// for lost deliveries and for deletions. The clone mirrors GitHub: moves,
+// rewinds and deletions, each rewind or deletion confirmed by GitHub's API
+// first (production included). A delivery is processed once: its
+// X-GitHub-Delivery id is remembered. OnMoved lets the server compile what
+// moved.
 type Follower struct {
 	// GitHub is the publisher whose local cache is fetched into.
 	GitHub *GitHub
@@ -45,11 +48,61 @@ type Follower struct {
 	// local head moved or that was deleted (the server compiles it).
 	OnMoved func(branch string)
 
-	mu sync.Mutex // one fetch at a time
+	mu   sync.Mutex // one fetch at a time
+	jobs chan string
+	once sync.Once
+
+	seenMu sync.Mutex
+	seen   map[string]bool
+	order  []string
 }
+
+// maxSeen bounds how many delivery ids are remembered.
+const maxSeen = 10000
 
 // NewFollower returns the follower of a GitHub publisher's local cache.
 func NewFollower(g *GitHub) *Follower { return &Follower{GitHub: g} }
+
+// queue returns the channel of branches to fetch ("" = every branch).
+func (f *Follower) queue() chan string {
+	f.once.Do(func() { f.jobs = make(chan string, 256) })
+	return f.jobs
+}
+
+// enqueue asks for a fetch of branch; when the queue is full the request
+// is dropped (the interval fetch brings every branch anyway).
+func (f *Follower) enqueue(branch string) bool {
+	select {
+	case f.queue() <- branch:
+		return true
+	default:
+		f.GitHub.logf("graft: webhook queue full; %s will be fetched at the next interval", branch)
+		return false
+	}
+}
+
+// firstDelivery records a delivery id and reports whether it is new ("" =
+// no id: always processed).
+func (f *Follower) firstDelivery(id string) bool {
+	if id == "" {
+		return true
+	}
+	f.seenMu.Lock()
+	defer f.seenMu.Unlock()
+	if f.seen == nil {
+		f.seen = map[string]bool{}
+	}
+	if f.seen[id] {
+		return false
+	}
+	f.seen[id] = true
+	f.order = append(f.order, id)
+	if len(f.order) > maxSeen {
+		delete(f.seen, f.order[0])
+		f.order = f.order[1:]
+	}
+	return true
+}
 
 // Fetch fetches branches from GitHub (none: every branch) into the local
 // clone and returns the branches whose local head moved, after calling
@@ -75,16 +128,6 @@ func (f *Follower) Fetch(ctx context.Context, branches ...string) ([]string, err
 		return nil, err
 	}
 	return f.moved(before, after), nil
-}
-
-// forget deletes a local branch that GitHub deleted and reports it moved.
-func (f *Follower) forget(ctx context.Context, branch string) []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	before, _ := f.heads()
-	f.GitHub.follow(ctx, branch, "")
-	after, _ := f.heads()
-	return f.moved(before, after)
 }
 
 // heads maps each local branch to its head.
@@ -123,42 +166,69 @@ func (f *Follower) moved(before, after map[string]string) []string {
 	return out
 }
 
-// Run fetches every branch now and then every interval until ctx ends; it
-// returns ctx's error. A failed fetch is logged and tried again at the next
-// tick. A non-positive interval fetches once.
+// Run fetches every branch and lists the pull requests now, then works
+// through queued webhook fetches as they come and fetches everything again
+// every interval, until ctx ends; it returns ctx's error. A failed fetch is
+// logged and tried again later. A non-positive interval fetches once.
 func (f *Follower) Run(ctx context.Context, interval time.Duration) error {
-	for {
+	poll := func() {
 		if _, err := f.Fetch(ctx); err != nil && ctx.Err() == nil {
 			f.GitHub.logf("graft: following GitHub: %v", err)
 		}
-		if interval <= 0 {
-			return ctx.Err()
+		if err := f.GitHub.refreshReviews(ctx, true); err != nil && ctx.Err() == nil {
+			f.GitHub.logf("graft: following GitHub's pull requests: %v", err)
 		}
-		t := time.NewTimer(interval)
+	}
+	poll()
+	if interval <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
 		select {
 		case <-ctx.Done():
-			t.Stop()
 			return ctx.Err()
 		case <-t.C:
+			poll()
+		case branch := <-f.queue():
+			var err error
+			if branch == "" {
+				_, err = f.Fetch(ctx)
+			} else {
+				_, err = f.Fetch(ctx, branch)
+			}
+			if err != nil && ctx.Err() == nil {
+				f.GitHub.logf("graft: fetching %q after a webhook: %v", branch, err)
+			}
 		}
 	}
 }
 
 // WebhookResult is the handler's answer to a delivery.
 type WebhookResult struct {
-	Event   string   `json:"event"`
-	Branch  string   `json:"branch,omitempty"`
-	Moved   []string `json:"moved"`
-	Ignored string   `json:"ignored,omitempty"`
+	Event  string `json:"event"`
+	Branch string `json:"branch,omitempty"`
+	// Queued: the delivery's work (a fetch) runs after the answer.
+	Queued bool `json:"queued"`
+	// Duplicate: a delivery with this id was processed already.
+	Duplicate bool   `json:"duplicate,omitempty"`
+	Ignored   string `json:"ignored,omitempty"`
 }
 
+// Events the handler acts on.
+var followedEvents = []string{"push", "pull_request", "pull_request_review", "pull_request_review_comment"}
+
 // ServeHTTP handles POST /api/github/webhook: it verifies
-// X-Hub-Signature-256 (HMAC-SHA256 of the body with the secret) and refuses
-// a missing or bad signature with 401 and TOKEN_INVALID; answers ping; on
-// push fetches the pushed branch (or deletes it locally when the push
-// deleted it). Other events, tags and other repositories are acknowledged
-// and ignored. A failed fetch answers 502 with REMOTE_STORE_FAILED (GitHub
-// shows the delivery as failed; the interval fetch repairs it).
+// X-Hub-Signature-256 (HMAC-SHA256 of the body with the secret; a missing or
+// bad signature is 401 TOKEN_INVALID), answers ping, and for push,
+// pull_request, pull_request_review and pull_request_review_comment of this
+// repository answers 202 at once: a push's branch is fetched after (a
+// deletion too: the fetch finds the branch gone and the clone follows once
+// the API confirms it); a pull request event updates the review index
+// right away, and a merge also fetches the base. A delivery id seen before
+// is answered 200 and not processed again. Other events, tags and other
+// repositories are acknowledged and ignored.
 func (f *Follower) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
@@ -176,13 +246,14 @@ func (f *Follower) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	event := r.Header.Get("X-GitHub-Event")
-	switch event {
-	case "ping":
-		writeJSONValue(w, http.StatusOK, WebhookResult{Event: event, Moved: []string{}})
+	res := WebhookResult{Event: event}
+	if event == "ping" {
+		writeJSONValue(w, http.StatusOK, res)
 		return
-	case "push":
-	default:
-		writeJSONValue(w, http.StatusAccepted, WebhookResult{Event: event, Moved: []string{}, Ignored: "only push events move branches"})
+	}
+	if !slices.Contains(followedEvents, event) {
+		res.Ignored = "graft follows " + strings.Join(followedEvents, ", ")
+		writeJSONValue(w, http.StatusAccepted, res)
 		return
 	}
 	if ct, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";"); strings.TrimSpace(ct) == "application/x-www-form-urlencoded" {
@@ -193,42 +264,55 @@ func (f *Follower) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		body = []byte(form.Get("payload"))
 	}
-	var push struct {
-		Ref        string `json:"ref"`
-		After      string `json:"after"`
-		Deleted    bool   `json:"deleted"`
+	var p struct {
+		Ref         string `json:"ref"`
+		Action      string `json:"action"`
+		PullRequest *struct {
+			Merged bool `json:"merged"`
+			Base   struct {
+				Ref string `json:"ref"`
+			} `json:"base"`
+		} `json:"pull_request"`
 		Repository struct {
 			FullName string `json:"full_name"`
 		} `json:"repository"`
 	}
-	if err := json.Unmarshal(body, &push); err != nil {
-		writeErrorJSON(w, http.StatusBadRequest, errs.New(errs.InputValidationFailed, "the push payload is not JSON: %v", err).
+	if err := json.Unmarshal(body, &p); err != nil {
+		writeErrorJSON(w, http.StatusBadRequest, errs.New(errs.InputValidationFailed, "the %s payload is not JSON: %v", event, err).
 			WithFix("Set the webhook's content type to application/json."))
 		return
 	}
-	branch, ok := strings.CutPrefix(push.Ref, "refs/heads/")
-	res := WebhookResult{Event: event, Branch: branch, Moved: []string{}}
-	switch {
-	case !strings.EqualFold(push.Repository.FullName, f.GitHub.Repository()):
-		res.Ignored = "the push is to " + push.Repository.FullName + ", not " + f.GitHub.Repository()
-	case !ok || !validBranch(branch):
-		res.Ignored = "not a branch: " + push.Ref
-	}
-	if res.Ignored != "" {
+	if !strings.EqualFold(p.Repository.FullName, f.GitHub.Repository()) {
+		res.Ignored = "the delivery is about " + p.Repository.FullName + ", not " + f.GitHub.Repository()
 		writeJSONValue(w, http.StatusAccepted, res)
 		return
 	}
-	var moved []string
-	if push.Deleted {
-		moved = f.forget(r.Context(), branch)
-	} else if moved, err = f.Fetch(r.Context(), branch); err != nil {
-		writeErrorJSON(w, http.StatusBadGateway, err)
+	var branch string
+	if event == "push" {
+		b, ok := strings.CutPrefix(p.Ref, "refs/heads/")
+		if !ok || !validBranch(b) {
+			res.Ignored = "not a branch: " + p.Ref
+			writeJSONValue(w, http.StatusAccepted, res)
+			return
+		}
+		branch, res.Branch = b, b
+	}
+	if !f.firstDelivery(r.Header.Get("X-GitHub-Delivery")) {
+		res.Duplicate = true
+		writeJSONValue(w, http.StatusOK, res)
 		return
 	}
-	if moved != nil {
-		res.Moved = moved
+	switch {
+	case event == "push":
+		res.Queued = f.enqueue(branch)
+	default:
+		f.GitHub.NoteEvent(event, body)
+		if p.PullRequest != nil && p.PullRequest.Merged && validBranch(p.PullRequest.Base.Ref) {
+			res.Branch = p.PullRequest.Base.Ref
+			res.Queued = f.enqueue(res.Branch)
+		}
 	}
-	writeJSONValue(w, http.StatusOK, res)
+	writeJSONValue(w, http.StatusAccepted, res)
 }
 
 // verify checks a delivery's X-Hub-Signature-256 header against the body.

@@ -1,4 +1,4 @@
-package drafts
+package github
 
 import (
 	"bytes"
@@ -17,7 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/graft-studio/graft/drafts/fakegithub"
+	"github.com/graft-studio/graft/drafts"
+	"github.com/graft-studio/graft/drafts/github/fakegithub"
+	"github.com/graft-studio/graft/drafts/publishertest"
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/repo"
 )
@@ -59,7 +61,7 @@ func newGHEnv(t *testing.T, env map[string]string) *ghEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seedSuite(t, r)
+	publishertest.SeedRepo(t, r)
 	local, err := repo.InitRepo(filepath.Join(t.TempDir(), "local.git"), true)
 	if err != nil {
 		t.Fatal(err)
@@ -82,9 +84,9 @@ func (e *ghEnv) publisher(t *testing.T, env map[string]string) *GitHub {
 		Repo: fakegithub.Owner + "/" + fakegithub.Name, Local: e.local,
 		APIURL: e.fake.URL, GitURL: e.fake.GitURL,
 		Getenv:          func(k string) string { return env[k] },
-		CredentialFiles: []string{},
-		Retry:           RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: 4 * time.Millisecond, RequestTimeout: 2 * time.Second},
-		Logf:            t.Logf,
+		CredentialFiles: []string{}, GH: "-",
+		Retry: RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: 4 * time.Millisecond, RequestTimeout: 2 * time.Second},
+		Logf:  t.Logf,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +96,7 @@ func (e *ghEnv) publisher(t *testing.T, env map[string]string) *GitHub {
 }
 
 func TestGitHubPublisher(t *testing.T) {
-	testPublisher(t, func(t *testing.T) (Publisher, *repo.Repo) {
+	publishertest.Run(t, func(t *testing.T) (drafts.Publisher, *repo.Repo) {
 		e := newGHEnv(t, nil)
 		return e.pub, e.fake.Repo
 	})
@@ -106,7 +108,7 @@ func TestGitHubPublisher(t *testing.T) {
 func TestGitHubLocalCache(t *testing.T) {
 	ctx := context.Background()
 	e := newGHEnv(t, nil)
-	if head(t, e.local, "main") != head(t, e.fake.Repo, "main") {
+	if publishertest.Head(t, e.local, "main") != publishertest.Head(t, e.fake.Repo, "main") {
 		t.Fatal("Sync did not mirror main")
 	}
 	res, err := e.pub.Commit(ctx, repo.CommitRequest{Branch: "graft-studio/drafts/ada", From: "main", Message: "x",
@@ -114,7 +116,7 @@ func TestGitHubLocalCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, v := readAt(t, e.local, "graft-studio/drafts/ada", "content/posts/x.md"); got != "x\n" || v != res.Versions["content/posts/x.md"] {
+	if got, v := publishertest.ReadAt(t, e.local, "graft-studio/drafts/ada", "content/posts/x.md"); got != "x\n" || v != res.Versions["content/posts/x.md"] {
 		t.Errorf("local cache reads %q %s", got, v)
 	}
 	// Someone merges on GitHub: the cache follows after Sync.
@@ -126,7 +128,7 @@ func TestGitHubLocalCache(t *testing.T) {
 	if err := e.pub.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if head(t, e.local, "main") != other.Commit {
+	if publishertest.Head(t, e.local, "main") != other.Commit {
 		t.Error("Sync did not bring main forward")
 	}
 	// A failed fetch does not fail the acknowledged write.
@@ -136,17 +138,17 @@ func TestGitHubLocalCache(t *testing.T) {
 	if err != nil {
 		t.Fatalf("write failed because the fetch failed: %v", err)
 	}
-	if head(t, e.fake.Repo, "main") != res2.Commit {
+	if publishertest.Head(t, e.fake.Repo, "main") != res2.Commit {
 		t.Error("write not on GitHub")
 	}
-	wantCode(t, e.pub.Sync(ctx), errs.RemoteStoreFailed)
+	publishertest.WantCode(t, e.pub.Sync(ctx), errs.RemoteStoreFailed)
 	e.fake.ClearFaults()
-	if err := e.pub.Sync(ctx); err != nil || head(t, e.local, "main") != res2.Commit {
+	if err := e.pub.Sync(ctx); err != nil || publishertest.Head(t, e.local, "main") != res2.Commit {
 		t.Errorf("Sync after the fault: %v", err)
 	}
 }
 
-// TestGitHubCallsPerWrite counts the API calls of one write (docs/github.md).
+// TestGitHubCallsPerWrite counts the API calls of one write (docs/gh.md).
 func TestGitHubCallsPerWrite(t *testing.T) {
 	ctx := context.Background()
 	e := newGHEnv(t, nil)
@@ -189,7 +191,7 @@ func TestGitHubCallsPerWrite(t *testing.T) {
 			}
 		}
 		for p, v := range res.Versions {
-			if _, got := readAt(t, e.fake.Repo, tt.req.Branch, p); got != v {
+			if _, got := publishertest.ReadAt(t, e.fake.Repo, tt.req.Branch, p); got != v {
 				t.Errorf("%s: %s is %q on GitHub, result says %q", tt.name, p, got, v)
 			}
 		}
@@ -288,7 +290,7 @@ func TestGitHubFaults(t *testing.T) {
 	e.fake.ClearFaults()
 	lost := 0
 	for _, a := range acked {
-		if _, v := readAt(t, e.fake.Repo, a.branch, a.path); v != a.version {
+		if _, v := publishertest.ReadAt(t, e.fake.Repo, a.branch, a.path); v != a.version {
 			lost++
 			t.Errorf("acknowledged write %s on %s is not on GitHub (version %q, want %q)", a.path, a.branch, v, a.version)
 		}
@@ -313,17 +315,17 @@ func TestGitHubFaults(t *testing.T) {
 	pub := e.publisher(t, nil)
 	e.fake.Fault("GET", rp+"git/ref/", fakegithub.Fault{Status: 403, RetryAfter: time.Hour})
 	_, err := pub.Commit(ctx, repo.CommitRequest{Branch: "main", Message: "x", Changes: []repo.Change{{Path: "x.md", Content: []byte("x")}}})
-	wantCode(t, err, errs.RemoteStoreFailed)
+	publishertest.WantCode(t, err, errs.RemoteStoreFailed)
 	e.fake.ClearFaults()
 	e.fake.ResetCalls()
 	_, err = pub.Commit(ctx, repo.CommitRequest{Branch: "main", Message: "x", Changes: []repo.Change{{Path: "x.md", Content: []byte("x")}}})
-	if d := wantCode(t, err, errs.RemoteStoreFailed).Details; d["retryAfterSeconds"] == nil || e.fake.APICalls() != 0 {
+	if d := publishertest.WantCode(t, err, errs.RemoteStoreFailed).Details; d["retryAfterSeconds"] == nil || e.fake.APICalls() != 0 {
 		t.Errorf("during a secondary rate limit: details %v, %d calls sent", d, e.fake.APICalls())
 	}
 	// Nothing was ever force-updated: every branch's history holds main's seed.
-	seed := firstParents(t, e.fake.Repo, head(t, e.fake.Repo, "main"))
+	seed := publishertest.FirstParents(t, e.fake.Repo, publishertest.Head(t, e.fake.Repo, "main"))
 	for _, b := range []string{"main", "graft-studio/drafts/e0", "graft-studio/drafts/e5"} {
-		chain := firstParents(t, e.fake.Repo, head(t, e.fake.Repo, b))
+		chain := publishertest.FirstParents(t, e.fake.Repo, publishertest.Head(t, e.fake.Repo, b))
 		if chain[len(chain)-1] != seed[len(seed)-1] {
 			t.Errorf("%s lost its history", b)
 		}
@@ -338,12 +340,12 @@ func TestGitHubCredentials(t *testing.T) {
 	e := newGHEnv(t, map[string]string{}) // Sync (anonymous fetch) worked
 	e.fake.ResetCalls()
 	_, err := e.pub.Commit(ctx, repo.CommitRequest{Branch: "main", Message: "x", Changes: []repo.Change{{Path: "x.md", Content: []byte("x")}}})
-	if wantCode(t, err, errs.EnvVarMissing).Details["variable"] != EnvGitHubToken {
+	if publishertest.WantCode(t, err, errs.EnvVarMissing).Details["variable"] != EnvGitHubToken {
 		t.Errorf("details = %v", err)
 	}
-	_, err = e.pub.ListReviews(ctx, ReviewPrefix)
-	wantCode(t, err, errs.EnvVarMissing)
-	wantCode(t, e.pub.DeleteBranch(ctx, "x", ""), errs.EnvVarMissing)
+	_, err = e.pub.Reviews(ctx, drafts.ReviewPrefix)
+	publishertest.WantCode(t, err, errs.EnvVarMissing)
+	publishertest.WantCode(t, e.pub.DeleteBranch(ctx, "x", ""), errs.EnvVarMissing)
 	if n := e.fake.APICalls(); n != 0 {
 		t.Errorf("%d API calls sent without credentials", n)
 	}
@@ -383,14 +385,14 @@ func TestGitHubCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A wrong token is GitHub's 401, as REMOTE_STORE_FAILED with the status.
-	_, err = e.publisher(t, map[string]string{EnvGitHubToken: "wrong"}).ListReviews(ctx, "")
-	if d := wantCode(t, err, errs.RemoteStoreFailed).Details; d["status"] != 401 || strings.Contains(err.Error(), "wrong") {
+	_, err = e.publisher(t, map[string]string{EnvGitHubToken: "wrong"}).Reviews(ctx, "")
+	if d := publishertest.WantCode(t, err, errs.RemoteStoreFailed).Details; d["status"] != 401 || strings.Contains(err.Error(), "wrong") {
 		t.Errorf("details %v, error %v", d, err)
 	}
-	_, err = NewGitHub(GitHubOptions{Local: e.local, Getenv: func(string) string { return "" }, CredentialFiles: []string{}})
-	wantCode(t, err, errs.EnvVarMissing)
+	_, err = NewGitHub(GitHubOptions{Local: e.local, Getenv: func(string) string { return "" }, CredentialFiles: []string{}, GH: "-"})
+	publishertest.WantCode(t, err, errs.EnvVarMissing)
 	_, err = NewGitHub(GitHubOptions{Local: e.local, Repo: "no-slash"})
-	wantCode(t, err, errs.ConfigInvalid)
+	publishertest.WantCode(t, err, errs.ConfigInvalid)
 }
 
 // TestGitHubAppAuth signs a JWT with the app key; the fake verifies it with
@@ -433,9 +435,9 @@ func TestGitHubAppAuth(t *testing.T) {
 			e := newGHEnv(t, tt.env)
 			e.fake.App(42, 7, &key.PublicKey, tt.ttl)
 			for range 3 {
-				_, err := e.pub.ListReviews(ctx, ReviewPrefix)
+				_, err := e.pub.getRef(ctx, "main")
 				if tt.code != "" {
-					wantCode(t, err, tt.code)
+					publishertest.WantCode(t, err, tt.code)
 					continue
 				}
 				if err != nil {
@@ -449,25 +451,32 @@ func TestGitHubAppAuth(t *testing.T) {
 	}
 }
 
-// TestGitHubReviews: a pull request carries title, body, draft flag, labels
-// and reviewers; ListReviews reports the checks of its head.
+// TestGitHubReviews opens a pull request with labels, reviewers and the
+// draft flag; what GitHub refuses once the pull request exists (a label
+// the token may not create, a stranger as reviewer, a team of another
+// organisation, drafts on a free private repository) is a warning, never a
+// failure; opening it again reuses it; the listing carries state, decision
+// and checks, from one conditional request once the index is warm.
 func TestGitHubReviews(t *testing.T) {
 	ctx := context.Background()
 	e := newGHEnv(t, nil)
-	head := ReviewPrefix + "ada-1"
-	res, err := e.pub.Commit(ctx, repo.CommitRequest{Branch: head, From: "main", Message: "Publish",
-		Changes: []repo.Change{{Path: "content/posts/hello.md", Content: []byte("new\n")}}})
+	e.fake.AddUser("bob", fakegithub.PermWrite)
+	e.fake.AddTeam("editors")
+	e.fake.AddLabel("content")
+	head := drafts.ReviewPrefix + "ada-20260101-000001"
+	req := drafts.ReviewRequest{Head: head, Base: "main", Title: "Publish hello", Body: "One post.",
+		Message: "Publish hello\n\nGraft-Parent: main\n", Identity: "agent:ada",
+		Changes: []repo.Change{{Path: "content/posts/hello.md", Content: []byte("new\n")}},
+		Labels:  []string{"content", "graft"}, Reviewers: []string{"@bob", "graft-test/editors", "acme/editors"}, Draft: true}
+	rv, warnings, err := e.pub.OpenReview(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := ReviewRequest{Head: head, Base: "main", Title: "Publish hello", Body: "One post.",
-		Labels: []string{"content", "graft"}, Reviewers: []string{"@bob", "acme/editors"}, Draft: true}
-	rv, err := e.pub.OpenReview(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rv.Number == 0 || !strings.HasSuffix(rv.URL, fmt.Sprintf("/pull/%d", rv.Number)) || rv.State != "draft" || rv.Checks != "none" {
+	if rv.Number == 0 || !strings.HasSuffix(rv.URL, fmt.Sprintf("/pull/%d", rv.Number)) || rv.State != drafts.ReviewDraft {
 		t.Errorf("review %+v", rv)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0].Message, "acme/editors") {
+		t.Errorf("warnings %+v, want one about the other organisation's team", warnings)
 	}
 	pulls := e.fake.Pulls()
 	if len(pulls) != 1 {
@@ -479,8 +488,10 @@ func TestGitHubReviews(t *testing.T) {
 		strings.Join(p.TeamReviewers, ",") != "editors" {
 		t.Errorf("pull request %+v", p)
 	}
+	res := publishertest.Head(t, e.fake.Repo, head)
 	// Opening it again (a retried publish) reuses the open pull request.
-	again, err := e.pub.OpenReview(ctx, req)
+	req.Existing = true
+	again, _, err := e.pub.OpenReview(ctx, req)
 	if err != nil || again.Number != rv.Number || len(e.fake.Pulls()) != 1 {
 		t.Errorf("second OpenReview: %+v %v", again, err)
 	}
@@ -489,23 +500,60 @@ func TestGitHubReviews(t *testing.T) {
 		setup func()
 		want  string
 	}{
-		{"status pending", func() { e.fake.SetStatus(res.Commit, "pending") }, "pending"},
+		{"status pending", func() { e.fake.SetStatus(res, "pending") }, "pending"},
 		{"status success, check running", func() {
-			e.fake.SetStatus(res.Commit, "success")
-			e.fake.AddCheckRun(res.Commit, "build", "in_progress", "")
+			e.fake.SetStatus(res, "success")
+			e.fake.AddCheckRun(res, "build", "in_progress", "")
 		}, "pending"},
-		{"check failed", func() { e.fake.AddCheckRun(res.Commit, "lint", "completed", "failure") }, "failure"},
+		{"check failed", func() { e.fake.AddCheckRun(res, "lint", "completed", "failure") }, "failure"},
 	}
 	for _, tt := range tests {
 		tt.setup()
-		list, err := e.pub.ListReviews(ctx, ReviewPrefix+"ada-")
-		if err != nil || len(list) != 1 || list[0].Checks != tt.want || list[0].Number != rv.Number {
+		list, err := e.pub.Reviews(ctx, drafts.ReviewPrefix+"ada-")
+		if err != nil || len(list) != 1 || list[0].Checks != tt.want || list[0].Number != rv.Number || list[0].Author != "" {
 			t.Errorf("%s: %+v %v", tt.name, list, err)
 		}
 	}
+	// Once warm, listing reviews is one conditional request (304), plus
+	// the checks of each active review.
+	e.pub.reviews.polled = time.Time{}
+	e.fake.ResetCalls()
+	if _, err := e.pub.Reviews(ctx, drafts.ReviewPrefix); err != nil {
+		t.Fatal(err)
+	}
+	if c := e.fake.Calls(); e.fake.APICalls() != 3 || c["GET pulls"] != 1 || c["GET pulls/reviews"] != 0 {
+		t.Errorf("a warm listing made %d API calls (%s), want 3: the listing (304) and the checks", e.fake.APICalls(), e.fake)
+	}
 	e.fake.ClosePull(rv.Number)
-	if list, err := e.pub.ListReviews(ctx, ReviewPrefix); err != nil || len(list) != 0 {
-		t.Errorf("closed pull request listed: %+v %v", list, err)
+	e.pub.reviews.polled = time.Time{}
+	if list, err := e.pub.Reviews(ctx, drafts.ReviewPrefix); err != nil || len(list) != 1 || list[0].State != drafts.ReviewClosed {
+		t.Errorf("closed pull request: %+v %v", list, err)
+	}
+
+	// A token that may not create labels, a stranger, and draft pull
+	// requests refused: the review opens, with warnings.
+	e.fake.ForbidLabelCreation()
+	e.fake.Configure(func(s *fakegithub.Settings) { s.Private = true })
+	req = drafts.ReviewRequest{Head: drafts.ReviewPrefix + "ada-20260101-000002", Base: "main", Title: "Second",
+		Message: "Second\n\nGraft-Parent: main\n", Identity: "agent:ada",
+		Changes: []repo.Change{{Path: "content/posts/second.md", Content: []byte("2\n")}},
+		Labels:  []string{"brand-new"}, Reviewers: []string{"mallory"}, Draft: true}
+	rv, warnings, err = e.pub.OpenReview(ctx, req)
+	if err != nil {
+		t.Fatalf("a refused label, reviewer or draft failed the review: %v", err)
+	}
+	var got []string
+	for _, w := range warnings {
+		got = append(got, w.Message)
+	}
+	joined := strings.Join(got, "\n")
+	for _, want := range []string{"no draft pull requests", "You do not have permission to create labels", "Reviews may only be requested from collaborators"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("warnings lack %q:\n%s", want, joined)
+		}
+	}
+	if rv.State != drafts.ReviewOpen || len(e.fake.Pulls()) != 2 {
+		t.Errorf("review %+v; pulls %d", rv, len(e.fake.Pulls()))
 	}
 }
 
@@ -621,5 +669,240 @@ func TestLocalCacheHolds(t *testing.T) {
 	}
 	if e.pub.cache.holds("no-such-branch", tip) {
 		t.Error("a missing branch holds a commit")
+	}
+}
+
+// TestGitHubRefusedIsNotARace: a ref update that a rule refuses (branch
+// protection, a ruleset, required checks) is PUBLISH_REFUSED with GitHub's
+// message after one try (4 API calls), not rebuilt ten times as a lost
+// race; a real race is still rebuilt. Commits carry no custom committer, so
+// GitHub signs them and a "require signed commits" rule lets them through.
+func TestGitHubRefusedIsNotARace(t *testing.T) {
+	ctx := context.Background()
+	write := func(name string) repo.CommitRequest {
+		return repo.CommitRequest{Branch: "main", Message: name,
+			Changes: []repo.Change{{Path: "content/posts/" + name + ".md", Content: []byte(name + "\n")}}}
+	}
+	tests := []struct {
+		name    string
+		rules   fakegithub.Protection
+		message string
+	}{
+		{"pull requests only", fakegithub.Protection{RequirePullRequest: true}, "Changes must be made through a pull request."},
+		{"ruleset", fakegithub.Protection{RequirePullRequest: true, Ruleset: true}, "Repository rule violations found"},
+		{"required check", fakegithub.Protection{RequiredChecks: []string{"ci"}}, `Required status check "ci" is expected.`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newGHEnv(t, nil)
+			before := publishertest.Head(t, e.fake.Repo, "main")
+			e.fake.Protect("main", tt.rules)
+			e.fake.ResetCalls()
+			_, err := e.pub.Commit(ctx, write("refused"))
+			got := publishertest.WantCode(t, err, errs.PublishRefused)
+			if msg, _ := got.Details["githubMessage"].(string); !strings.Contains(msg, tt.message) || got.Details["branch"] != "main" {
+				t.Errorf("details %v, want GitHub's message %q", got.Details, tt.message)
+			}
+			if n := e.fake.APICalls(); n != 4 {
+				t.Errorf("%d API calls (%s), want 4: one try, no retries", n, e.fake)
+			}
+			if publishertest.Head(t, e.fake.Repo, "main") != before {
+				t.Error("main moved")
+			}
+		})
+	}
+	// Signed commits pass a signature rule; the committer is GitHub.
+	e := newGHEnv(t, nil)
+	e.fake.Protect("main", fakegithub.Protection{RequireSignatures: true})
+	res, err := e.pub.Commit(ctx, write("signed"))
+	if err != nil {
+		t.Fatalf("a commit under a signature rule: %v", err)
+	}
+	if !e.fake.Signed(res.Commit) {
+		t.Error("GitHub did not sign the commit")
+	}
+	// A lost race is still rebuilt on the new tip.
+	e.fake.Fault("PATCH", fakegithub.RepoPath+"git/refs/", fakegithub.Fault{Race: true, Times: 2})
+	if _, err := e.pub.Commit(ctx, write("raced")); err != nil {
+		t.Errorf("a raced write: %v", err)
+	}
+}
+
+// TestGitHubTokenOrder: GRAFT_GITHUB_TOKEN, GH_TOKEN, GITHUB_TOKEN (each in
+// the environment, then .env, then the credentials file), then `gh auth
+// token`; a token GitHub refuses (401) makes graft read them again once, so
+// a rotated token needs no restart.
+func TestGitHubTokenOrder(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	dotenv := filepath.Join(dir, ".env")
+	credFile := filepath.Join(dir, "credentials")
+	gh := filepath.Join(dir, "gh")
+	os.WriteFile(gh, []byte("#!/bin/sh\n[ \"$1 $2 $3 $4\" = \"auth token --hostname github.com\" ] && echo from-gh-cli\n"), 0o755)
+	tests := []struct {
+		name    string
+		env     map[string]string
+		dotenv  string
+		creds   string
+		gh      string
+		want    string
+		wantSrc string
+	}{
+		{"GRAFT_GITHUB_TOKEN first", map[string]string{"GRAFT_GITHUB_TOKEN": "a", "GH_TOKEN": "b", "GITHUB_TOKEN": "c"}, "", "", gh, "a", "GRAFT_GITHUB_TOKEN"},
+		{"GH_TOKEN before GITHUB_TOKEN", map[string]string{"GH_TOKEN": "b", "GITHUB_TOKEN": "c"}, "", "", gh, "b", "GH_TOKEN"},
+		{"GITHUB_TOKEN", map[string]string{"GITHUB_TOKEN": "c"}, "", "", gh, "c", "GITHUB_TOKEN"},
+		{"GRAFT_GITHUB_TOKEN in .env before GH_TOKEN in the environment", map[string]string{"GH_TOKEN": "b"}, "GRAFT_GITHUB_TOKEN=d\n", "", gh, "d", "GRAFT_GITHUB_TOKEN"},
+		{"GH_TOKEN in the credentials file", nil, "", "GH_TOKEN=e\n", gh, "e", "GH_TOKEN"},
+		{"gh auth token", nil, "", "", gh, "from-gh-cli", "gh auth token"},
+		{"nothing", nil, "", "", "", "", ""},
+	}
+	for _, tt := range tests {
+		os.WriteFile(dotenv, []byte(tt.dotenv), 0o600)
+		os.WriteFile(credFile, []byte(tt.creds), 0o600)
+		c := &credentials{getenv: func(k string) string { return tt.env[k] }, files: []string{dotenv, credFile}}
+		if tt.gh != "" {
+			c.gh = ghToken(tt.gh, "github.com")
+		}
+		if got, src := c.token(ctx); got != tt.want || src != tt.wantSrc {
+			t.Errorf("%s: token %q from %q, want %q from %q", tt.name, got, src, tt.want, tt.wantSrc)
+		}
+	}
+
+	// Rotation: the token in .env is replaced; GitHub refuses the old one.
+	e := newGHEnv(t, nil)
+	e.fake.AddToken("old-token")
+	os.WriteFile(dotenv, []byte("GRAFT_GITHUB_TOKEN=old-token\n"), 0o600)
+	pub := e.publisher(t, map[string]string{})
+	pub.auth.creds.files = []string{dotenv}
+	write := func(name string) error {
+		_, err := pub.Commit(ctx, repo.CommitRequest{Branch: "main", Message: name,
+			Changes: []repo.Change{{Path: "content/posts/" + name + ".md", Content: []byte(name + "\n")}}})
+		return err
+	}
+	if err := write("before"); err != nil {
+		t.Fatal(err)
+	}
+	e.fake.RevokeToken("old-token")
+	e.fake.AddToken("new-token")
+	os.WriteFile(dotenv, []byte("GRAFT_GITHUB_TOKEN=new-token\n"), 0o600)
+	if err := write("after"); err != nil {
+		t.Fatalf("a write after the token was rotated: %v", err)
+	}
+	// A token refused with nothing new to read is GitHub's 401.
+	e.fake.RevokeToken("new-token")
+	if d := publishertest.WantCode(t, write("revoked"), errs.RemoteStoreFailed).Details; d["status"] != 401 {
+		t.Errorf("revoked token: %v", d)
+	}
+}
+
+// TestGitHubRepositoriesAsTheyCome: an empty repository (409) takes its
+// first commit from graft — production's tree — and the write goes on; a
+// repository the token cannot see is REMOTE_STORE_FAILED saying so, not
+// BRANCH_NOT_FOUND.
+func TestGitHubRepositoriesAsTheyCome(t *testing.T) {
+	ctx := context.Background()
+	remote := filepath.Join(t.TempDir(), "empty.git")
+	if _, err := repo.InitRepo(remote, true); err != nil {
+		t.Fatal(err)
+	}
+	local, err := repo.InitRepo(filepath.Join(t.TempDir(), "local.git"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	publishertest.SeedRepo(t, local)
+	e := &ghEnv{fake: fakegithub.New(t, remote), local: local, waits: &waitLog{}}
+	e.pub = e.publisher(t, nil)
+	if err := e.pub.Sync(ctx); err != nil {
+		t.Fatalf("Sync of an empty repository: %v", err)
+	}
+	res, err := e.pub.Commit(ctx, repo.CommitRequest{Branch: "graft-studio/drafts/ada", From: "main", TreeFrom: "main",
+		AllowEmpty: true, Message: "Add a", Changes: []repo.Change{{Path: "content/posts/a.md", Content: []byte("a\n")}}})
+	if err != nil {
+		t.Fatalf("first write to an empty repository: %v", err)
+	}
+	for p, content := range publishertest.Seed {
+		if got, _ := publishertest.ReadAt(t, e.fake.Repo, "main", p); got != content {
+			t.Errorf("GitHub main %s = %q, want production's %q", p, got, content)
+		}
+	}
+	if got, _ := publishertest.ReadAt(t, e.fake.Repo, "graft-studio/drafts/ada", "content/posts/a.md"); got != "a\n" {
+		t.Errorf("draft on GitHub: %q", got)
+	}
+	if publishertest.Head(t, local, "main") != publishertest.Head(t, e.fake.Repo, "main") || res.Commit == "" {
+		t.Errorf("local main %s does not follow GitHub's %s", publishertest.Head(t, local, "main"), publishertest.Head(t, e.fake.Repo, "main"))
+	}
+
+	// The token loses access: GitHub answers 404 everywhere.
+	e2 := newGHEnv(t, nil)
+	e2.fake.SetPermission(fakegithub.BotLogin, fakegithub.PermNone)
+	_, err = e2.pub.Commit(ctx, repo.CommitRequest{Branch: "graft-studio/drafts/bob", From: "main", Message: "x",
+		Changes: []repo.Change{{Path: "x.md", Content: []byte("x")}}})
+	if d := publishertest.WantCode(t, err, errs.RemoteStoreFailed).Details; d["reason"] != "repository-not-visible" {
+		t.Errorf("invisible repository: %v", err)
+	}
+	if publishertest.Head(t, e2.local, "main") == "" {
+		t.Error("the local clone lost main because GitHub hid the repository")
+	}
+}
+
+// TestGitHubMirror: the local clone follows GitHub exactly: a force-push
+// that rewinds a branch rewinds it here, a branch deleted on GitHub is
+// deleted here by the next fetch (polling, no webhook), production
+// included once GitHub's API confirms it; a branch that exists only here
+// (never on GitHub) is deleted too, as the clone is a cache of GitHub.
+func TestGitHubMirror(t *testing.T) {
+	ctx := context.Background()
+	e := newGHEnv(t, nil)
+	var acked []string
+	for _, name := range []string{"one", "two"} {
+		res, err := e.pub.Commit(ctx, repo.CommitRequest{Branch: "main", Message: name,
+			Changes: []repo.Change{{Path: "content/posts/" + name + ".md", Content: []byte(name + "\n")}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		acked = append(acked, res.Commit)
+	}
+	if _, err := e.pub.Commit(ctx, repo.CommitRequest{Branch: "preview/x", From: "main", AllowEmpty: true, Message: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if publishertest.Head(t, e.local, "main") != acked[1] {
+		t.Fatal("local main does not hold the acknowledged write")
+	}
+	// Someone force-pushes main back to the first write and deletes the preview.
+	if err := e.fake.MoveBranch("main", acked[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.fake.MoveBranch("preview/x", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.pub.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := publishertest.Head(t, e.local, "main"); got != acked[0] {
+		t.Errorf("local main = %s after a rewind on GitHub, want %s", got, acked[0])
+	}
+	if got := publishertest.Head(t, e.local, "preview/x"); got != "" {
+		t.Errorf("preview/x deleted on GitHub is still here at %s", got)
+	}
+	// Production deleted on GitHub (another branch keeps the repository
+	// from being empty): confirmed through the API, then followed.
+	if err := e.fake.MoveBranch("keep", acked[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.pub.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.fake.MoveBranch("main", ""); err != nil {
+		t.Fatal(err)
+	}
+	e.fake.ResetCalls()
+	if err := e.pub.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := publishertest.Head(t, e.local, "main"); got != "" {
+		t.Errorf("main deleted on GitHub is still here at %s", got)
+	}
+	if c := e.fake.Calls(); c["GET git/ref"] != 1 || c["GET repos"] != 1 {
+		t.Errorf("the deletion was not confirmed through the API: %v", c)
 	}
 }

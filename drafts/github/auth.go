@@ -1,4 +1,4 @@
-package drafts
+package github
 
 import (
 	"bufio"
@@ -13,13 +13,14 @@ import (
 	"encoding/pem"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/google/go-github/v66/github"
+	gh "github.com/google/go-github/v66/github"
 
 	"github.com/graft-studio/graft/errs"
 )
@@ -36,6 +37,12 @@ const (
 	EnvGitHubAppPrivateKeyPath = "GRAFT_GITHUB_APP_PRIVATE_KEY_PATH"
 )
 
+// TokenSettings are the settings that can hold a token, in the order they
+// are tried (DESIGN §8.1); each is looked up in the environment, then the
+// project's .env, then ~/.config/graft/credentials. After them come
+// `gh auth token` and the GitHub App.
+var TokenSettings = []string{EnvGitHubToken, "GH_TOKEN", "GITHUB_TOKEN"}
+
 // credentials looks settings up in order: the environment, then each file
 // of KEY=VALUE lines (the project's .env, the user's credentials file).
 // Files are read at each lookup, so a credential added later is found
@@ -43,6 +50,45 @@ const (
 type credentials struct {
 	getenv func(string) string
 	files  []string
+	// gh runs `gh auth token` ("" and nil = gh is not used).
+	gh func(ctx context.Context) string
+}
+
+// token returns the first token found, in TokenSettings' order, then from
+// gh; and where it was found.
+func (c *credentials) token(ctx context.Context) (tok, source string) {
+	for _, name := range TokenSettings {
+		if v, ok := c.lookup(name); ok {
+			return v, name
+		}
+	}
+	if c.gh != nil {
+		if v := c.gh(ctx); v != "" {
+			return v, "gh auth token"
+		}
+	}
+	return "", ""
+}
+
+// ghToken returns a function running `gh auth token` for host with the gh
+// binary at path ("" = looked up on PATH; none found = no function).
+func ghToken(path, host string) func(context.Context) string {
+	if path == "" {
+		p, err := exec.LookPath("gh")
+		if err != nil {
+			return nil
+		}
+		path = p
+	}
+	return func(ctx context.Context) string {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, path, "auth", "token", "--hostname", host).Output()
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(out))
+	}
 }
 
 // lookup returns the value of key and where it was found.
@@ -107,7 +153,7 @@ func defaultCredentialFiles(projectDir string) []string {
 func missingCredential(name string) *errs.Error {
 	return errs.New(errs.EnvVarMissing, "%s is not set", name).With("variable", name).
 		WithFix("Set %s in the environment, in the project's .env, or in ~/.config/graft/credentials "+
-			"(a token in %s, or a GitHub App: %s, %s and %s or %s).", name, EnvGitHubToken,
+			"(a token in %s, GH_TOKEN or GITHUB_TOKEN, a `gh auth login`, or a GitHub App: %s, %s and %s or %s).", name, EnvGitHubToken,
 			EnvGitHubAppID, EnvGitHubAppInstallationID, EnvGitHubAppPrivateKey, EnvGitHubAppPrivateKeyPath)
 }
 
@@ -119,7 +165,7 @@ type authTransport struct {
 	next  http.RoundTripper
 	creds *credentials
 	// exchange is the client used to trade an app JWT for an installation token.
-	exchange *github.Client
+	exchange *gh.Client
 	now      func() time.Time
 
 	mu      sync.Mutex
@@ -127,6 +173,10 @@ type authTransport struct {
 	expires time.Time // zero for a plain token
 }
 
+// RoundTrip sends req with the current token. A 401 means the token was
+// revoked or rotated: the credentials are read again once, and the request
+// is sent again when that gives another token (so a rotated token needs no
+// restart).
 func (a *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	tok, err := a.currentToken(req.Context())
 	if err != nil {
@@ -137,17 +187,45 @@ func (a *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	r := req.Clone(req.Context())
 	r.Header.Set("Authorization", "Bearer "+tok)
-	return a.next.RoundTrip(r)
+	resp, err := a.next.RoundTrip(r)
+	if err != nil || resp.StatusCode != http.StatusUnauthorized || (req.Body != nil && req.GetBody == nil) {
+		return resp, err
+	}
+	a.forget(tok)
+	fresh, ferr := a.currentToken(req.Context())
+	if ferr != nil || fresh == tok {
+		return resp, err
+	}
+	resp.Body.Close()
+	again := req.Clone(req.Context())
+	if req.GetBody != nil {
+		if again.Body, err = req.GetBody(); err != nil {
+			return nil, err
+		}
+	}
+	again.Header.Set("Authorization", "Bearer "+fresh)
+	return a.next.RoundTrip(again)
 }
 
-// currentToken returns the token to use now.
+// forget drops a cached token that GitHub refused, so the next request
+// reads the credentials again.
+func (a *authTransport) forget(tok string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.token == tok {
+		a.token, a.expires = "", time.Time{}
+	}
+}
+
+// currentToken returns the token to use now: the cached one, else a token
+// setting (TokenSettings' order), `gh auth token`, then the GitHub App.
 func (a *authTransport) currentToken(ctx context.Context) (string, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.token != "" && (a.expires.IsZero() || a.now().Before(a.expires.Add(-time.Minute))) {
 		return a.token, nil
 	}
-	if tok, ok := a.creds.lookup(EnvGitHubToken); ok {
+	if tok, _ := a.creds.token(ctx); tok != "" {
 		a.token, a.expires = tok, time.Time{}
 		return tok, nil
 	}

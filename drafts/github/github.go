@@ -1,19 +1,23 @@
-package drafts
+// Package github is the GitHub backend of the draft model: a drafts.Publisher
+// that moves branches on GitHub through its REST API and keeps the project's
+// clone as a cache refreshed by fetch (GitHub), and the Follower that keeps
+// that clone following GitHub (webhooks and polling). See docs/github.md.
+package github
 
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/google/go-github/v66/github"
+	gh "github.com/google/go-github/v66/github"
 
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/repo"
@@ -23,7 +27,7 @@ import (
 // else has a default or is looked up as a setting (environment, the
 // project's .env, ~/.config/graft/credentials).
 type GitHubOptions struct {
-	// Repo is "owner/name" (graft.yaml github.repo); "" reads GRAFT_GITHUB_REPO.
+	// Repo is "owner/name" (graft.yaml gh.repo); "" reads GRAFT_GITHUB_REPO.
 	Repo string
 	// Local is the project's clone, a cache of GitHub refreshed by fetch.
 	Local *repo.Repo
@@ -51,23 +55,31 @@ type GitHubOptions struct {
 	// Logf, when set, receives warnings (a fetch that failed after an
 	// acknowledged write). It never receives a credential.
 	Logf func(format string, args ...any)
+	// GH is the gh binary asked for a token (`gh auth token`) when no token
+	// setting is found: "" looks gh up on PATH, "-" never runs it.
+	GH string
+	// ReviewListReuse is how long a listing of pull requests is reused
+	// before the next (conditional) request: 0 = 3 s, negative = never.
+	ReviewListReuse time.Duration
 }
 
 // GitHub is the Publisher that moves branches on GitHub through its REST
 // API (Git Data API with fast-forward-only ref updates, Pulls API) and keeps
-// the local repository as a cache refreshed by fetch (see docs/github.md).
+// the local repository as a cache refreshed by fetch (see docs/gh.md).
 type GitHub struct {
 	owner, name string
 	local       *repo.Repo
 	gitURL      string
 	webURL      string // "https://github.com/", or the Enterprise host's root
-	client      *github.Client
+	client      *gh.Client
 	auth        *authTransport
 	retry       *retryTransport
 	maxAttempts int
 	logf        func(format string, args ...any)
 
-	cache *localCache
+	cache     *localCache
+	reviews   reviewIndex
+	listReuse time.Duration
 
 	branchMu    sync.Mutex
 	branchLocks map[string]*sync.Mutex
@@ -95,7 +107,7 @@ func NewGitHub(opts GitHubOptions) (*GitHub, error) {
 		v, ok := creds.lookup(EnvGitHubRepo)
 		if !ok {
 			return nil, errs.New(errs.EnvVarMissing, "no GitHub repository is configured").With("variable", EnvGitHubRepo).
-				WithFix("Set github.repo in graft.yaml or %s to owner/name.", EnvGitHubRepo)
+				WithFix("Set gh.repo in graft.yaml or %s to owner/name.", EnvGitHubRepo)
 		}
 		full = v
 	}
@@ -118,8 +130,8 @@ func NewGitHub(opts GitHubOptions) (*GitHub, error) {
 	exchangeRetry := &retryTransport{next: jwtTransport{next: base}, policy: policy, sleep: policy.Sleep, now: now}
 	auth := &authTransport{next: base, creds: creds, now: now}
 	retry := &retryTransport{next: auth, policy: policy, sleep: policy.Sleep, now: now}
-	client := github.NewClient(&http.Client{Transport: retry})
-	exchange := github.NewClient(&http.Client{Transport: exchangeRetry})
+	client := gh.NewClient(&http.Client{Transport: retry})
+	exchange := gh.NewClient(&http.Client{Transport: exchangeRetry})
 	gitURL := opts.GitURL
 	if apiURL != "" {
 		var err error
@@ -138,6 +150,13 @@ func NewGitHub(opts GitHubOptions) (*GitHub, error) {
 		gitURL = "https://github.com/" + owner + "/" + name + ".git"
 	}
 	auth.exchange = exchange
+	if opts.GH != "-" {
+		host := client.BaseURL.Hostname()
+		if host == "api.github.com" {
+			host = "github.com"
+		}
+		creds.gh = ghToken(opts.GH, host)
+	}
 	attempts := opts.MaxCommitAttempts
 	if attempts <= 0 {
 		attempts = 10
@@ -154,9 +173,13 @@ func NewGitHub(opts GitHubOptions) (*GitHub, error) {
 	g := &GitHub{
 		owner: owner, name: name, local: opts.Local, gitURL: gitURL, webURL: web.String(),
 		client: client, auth: auth, retry: retry, maxAttempts: attempts, logf: logf,
-		branchLocks: map[string]*sync.Mutex{},
+		branchLocks: map[string]*sync.Mutex{}, listReuse: opts.ReviewListReuse,
 	}
-	g.cache = &localCache{local: opts.Local, url: gitURL, token: auth.peekToken}
+	if g.listReuse == 0 {
+		g.listReuse = reviewPollMin
+	}
+	g.cache = &localCache{local: opts.Local, url: gitURL, token: auth.peekToken, forget: auth.forget,
+		confirm: g.confirmRef, logf: logf}
 	return g, nil
 }
 
@@ -181,18 +204,6 @@ func (g *GitHub) branchLock(branch string) *sync.Mutex {
 	return m
 }
 
-// getRef returns the commit a branch points at on GitHub ("" when it does not exist).
-func (g *GitHub) getRef(ctx context.Context, branch string) (string, error) {
-	ref, resp, err := g.client.Git.GetRef(ctx, g.owner, g.name, "heads/"+branch)
-	if statusOf(resp) == http.StatusNotFound {
-		return "", nil
-	}
-	if err != nil {
-		return "", remoteError("read branch "+branch, resp, err)
-	}
-	return ref.GetObject().GetSHA(), nil
-}
-
 // commitInfo returns the tree and first parent of a commit, from the local
 // cache when it has the commit, else from the API.
 func (g *GitHub) commitInfo(ctx context.Context, sha string) (tree, parent string, err error) {
@@ -213,8 +224,9 @@ func (g *GitHub) commitInfo(ctx context.Context, sha string) (tree, parent strin
 // semantics): it reads the branch (or From when the branch does not exist),
 // checks every Base against the tree the commit starts from, creates the
 // blobs that cannot travel inline, a tree, a commit (author = req.Author,
-// committer graft), and moves the ref with a fast-forward-only update (or
-// creates it).
+// no custom committer, so GitHub signs it), and moves the ref with a
+// fast-forward-only update (or creates it). A refusal that is not a lost
+// race (protection, rulesets) is PUBLISH_REFUSED at once, without retries.
 //
 //   - The tree starts from the parent's tree, or with TreeFrom from that
 //     branch's current tree on GitHub (base_tree), read again at every
@@ -260,9 +272,28 @@ func (g *GitHub) Commit(ctx context.Context, req repo.CommitRequest) (repo.Commi
 			return repo.CommitResult{}, errs.New(errs.RemoteStoreFailed, "commit to %s cancelled: %v", req.Branch, err).
 				With("branch", req.Branch)
 		}
-		tip, err := g.getRef(ctx, req.Branch)
+		var tip string
+		var err error
+		if attempt > 0 || req.Expect == nil || *req.Expect != "" {
+			tip, err = g.getRef(ctx, req.Branch)
+		} // else the caller created the name just now: a clash shows as "Reference already exists"
+		if errors.Is(err, errEmptyRepository) {
+			if err = g.seed(ctx, firstOf(req.From, req.TreeFrom, req.Branch)); err == nil {
+				tip, err = g.getRef(ctx, req.Branch)
+			}
+		}
 		if err != nil {
 			return repo.CommitResult{}, err
+		}
+		if tip == "" && req.From == "" && req.TreeFrom == "" && attempt == 0 {
+			if _, ok, _ := g.local.Head(req.Branch); ok {
+				// The branch exists here but not on GitHub: it was deleted
+				// there. Committing would start an unrelated history.
+				if err := g.missingBranch(ctx, req.Branch); err != nil {
+					g.follow(ctx, req.Branch, "")
+					return repo.CommitResult{}, err
+				}
+			}
 		}
 		if pending != nil && tip != "" && g.cache.contains(ctx, req.Branch, tip, pending.result.Commit) {
 			// An earlier try landed although its answer was lost, and the
@@ -276,8 +307,7 @@ func (g *GitHub) Commit(ctx context.Context, req repo.CommitRequest) (repo.Commi
 				return repo.CommitResult{}, err
 			}
 			if start == "" {
-				return repo.CommitResult{}, errs.New(errs.BranchNotFound, "branch %q does not exist on GitHub", req.From).
-					With("branch", req.From).WithFix("Create %s first, or commit from an existing branch.", req.From)
+				return repo.CommitResult{}, g.missingBranch(ctx, req.From)
 			}
 		}
 		moved := req.Moved(attempt, tip)
@@ -309,8 +339,7 @@ func (g *GitHub) Commit(ctx context.Context, req repo.CommitRequest) (repo.Commi
 				return repo.CommitResult{}, err
 			}
 			if treeTip == "" && req.TreeFrom != g.local.DefaultBranch() {
-				return repo.CommitResult{}, errs.New(errs.BranchNotFound, "branch %q does not exist on GitHub", req.TreeFrom).
-					With("branch", req.TreeFrom).WithFix("Create %s first.", req.TreeFrom)
+				return repo.CommitResult{}, g.missingBranch(ctx, req.TreeFrom)
 			}
 		}
 		res, landed, err := g.commitOnce(ctx, req, changes, commitPlan{tip: tip, start: start, startBranch: startBranch, treeTip: treeTip})
@@ -374,7 +403,7 @@ func (g *GitHub) commitOnce(ctx context.Context, req repo.CommitRequest, changes
 	}
 	lookup := g.newLookup(ctx, baseTree)
 	versions := map[string]string{}
-	var entries []*github.TreeEntry
+	var entries []*gh.TreeEntry
 	var byBlob []string // paths pointed at an existing blob
 	for _, c := range changes {
 		cur, err := lookup.file(c.Path)
@@ -389,7 +418,7 @@ func (g *GitHub) commitOnce(ctx context.Context, req repo.CommitRequest, changes
 		if c.Delete {
 			versions[c.Path] = ""
 			if cur.sha != "" {
-				entries = append(entries, &github.TreeEntry{Path: github.String(c.Path), Mode: github.String(cur.mode), Type: github.String("blob")})
+				entries = append(entries, &gh.TreeEntry{Path: gh.String(c.Path), Mode: gh.String(cur.mode), Type: gh.String("blob")})
 			}
 			continue
 		}
@@ -405,16 +434,16 @@ func (g *GitHub) commitOnce(ctx context.Context, req repo.CommitRequest, changes
 		if sha == cur.sha && mode == cur.mode {
 			continue
 		}
-		e := &github.TreeEntry{Path: github.String(c.Path), Mode: github.String(mode), Type: github.String("blob")}
+		e := &gh.TreeEntry{Path: gh.String(c.Path), Mode: gh.String(mode), Type: gh.String("blob")}
 		switch {
 		case c.Blob != "":
-			e.SHA = github.String(c.Blob)
+			e.SHA = gh.String(c.Blob)
 			byBlob = append(byBlob, c.Path)
 		case utf8.Valid(c.Content) && !strings.ContainsRune(string(c.Content), 0):
-			e.Content = github.String(string(c.Content)) // GitHub writes the blob itself
+			e.Content = gh.String(string(c.Content)) // GitHub writes the blob itself
 		default:
-			blob, resp, err := g.client.Git.CreateBlob(ctx, g.owner, g.name, &github.Blob{
-				Content: github.String(base64.StdEncoding.EncodeToString(c.Content)), Encoding: github.String("base64")})
+			blob, resp, err := g.client.Git.CreateBlob(ctx, g.owner, g.name, &gh.Blob{
+				Content: gh.String(base64.StdEncoding.EncodeToString(c.Content)), Encoding: gh.String("base64")})
 			if err != nil {
 				return repo.CommitResult{}, 0, remoteError("create blob for "+c.Path, resp, err)
 			}
@@ -422,7 +451,7 @@ func (g *GitHub) commitOnce(ctx context.Context, req repo.CommitRequest, changes
 				return repo.CommitResult{}, 0, errs.New(errs.RemoteStoreFailed, "GitHub stored %s as blob %s, expected %s", c.Path, blob.GetSHA(), sha).
 					With("path", c.Path)
 			}
-			e.SHA = github.String(sha)
+			e.SHA = gh.String(sha)
 		}
 		entries = append(entries, e)
 	}
@@ -442,7 +471,7 @@ func (g *GitHub) commitOnce(ctx context.Context, req repo.CommitRequest, changes
 	if plan.tip != "" && newTree == parentTree && !req.AllowEmpty {
 		return repo.CommitResult{Commit: plan.tip, Parent: startParent, Versions: versions, Unchanged: true}, refLanded, nil
 	}
-	when := github.Timestamp{Time: time.Now().Truncate(time.Second)}
+	when := gh.Timestamp{Time: time.Now().Truncate(time.Second)}
 	author := req.Author
 	if author.Name == "" && author.Email == "" {
 		author = repo.Signature{Name: "graft", Email: "graft@graft.invalid"}
@@ -451,14 +480,15 @@ func (g *GitHub) commitOnce(ctx context.Context, req repo.CommitRequest, changes
 	if !strings.HasSuffix(msg, "\n") {
 		msg += "\n"
 	}
-	nc := &github.Commit{
-		Message:   github.String(msg),
-		Tree:      &github.Tree{SHA: github.String(newTree)},
-		Author:    &github.CommitAuthor{Name: github.String(author.Name), Email: github.String(author.Email), Date: &when},
-		Committer: &github.CommitAuthor{Name: github.String("graft"), Email: github.String("graft@graft.invalid"), Date: &when},
+	// No committer: GitHub then commits as itself and signs the commit, so
+	// it shows as verified and passes "require signed commits" rules.
+	nc := &gh.Commit{
+		Message: gh.String(msg),
+		Tree:    &gh.Tree{SHA: gh.String(newTree)},
+		Author:  &gh.CommitAuthor{Name: gh.String(author.Name), Email: gh.String(author.Email), Date: &when},
 	}
 	if plan.start != "" {
-		nc.Parents = []*github.Commit{{SHA: github.String(plan.start)}}
+		nc.Parents = []*gh.Commit{{SHA: gh.String(plan.start)}}
 	}
 	made, resp, err := g.client.Git.CreateCommit(ctx, g.owner, g.name, nc, nil)
 	if err != nil {
@@ -475,19 +505,23 @@ func (g *GitHub) commitOnce(ctx context.Context, req repo.CommitRequest, changes
 // else → refAmbiguous (the caller looks for our commit in the new history).
 func (g *GitHub) moveRef(ctx context.Context, branch, old, new string) (refOutcome, error) {
 	for try := 0; try < 3; try++ {
-		var resp *github.Response
+		var resp *gh.Response
 		var err error
 		if old == "" {
-			_, resp, err = g.client.Git.CreateRef(ctx, g.owner, g.name, &github.Reference{
-				Ref: github.String("refs/heads/" + branch), Object: &github.GitObject{SHA: github.String(new)}})
+			_, resp, err = g.client.Git.CreateRef(ctx, g.owner, g.name, &gh.Reference{
+				Ref: gh.String("refs/heads/" + branch), Object: &gh.GitObject{SHA: gh.String(new)}})
 		} else {
-			_, resp, err = g.client.Git.UpdateRef(ctx, g.owner, g.name, &github.Reference{
-				Ref: github.String("refs/heads/" + branch), Object: &github.GitObject{SHA: github.String(new)}}, false)
+			_, resp, err = g.client.Git.UpdateRef(ctx, g.owner, g.name, &gh.Reference{
+				Ref: gh.String("refs/heads/" + branch), Object: &gh.GitObject{SHA: gh.String(new)}}, false)
 		}
 		status := statusOf(resp)
 		switch {
 		case err == nil:
 			return refLanded, nil
+		case (status == http.StatusUnprocessableEntity || status == http.StatusConflict) && !lostRace(githubMessage(err)):
+			// Not a race: a rule on the branch refused the change. Retrying
+			// cannot help, so none is made (DESIGN §8.1).
+			return 0, refused(branch, githubMessage(err))
 		case status == http.StatusUnprocessableEntity || status == http.StatusConflict:
 			cur, rerr := g.getRef(ctx, branch)
 			if rerr != nil {
@@ -526,8 +560,25 @@ func (g *GitHub) moveRef(ctx context.Context, branch, old, new string) (refOutco
 		WithFix("GitHub is failing; retry later.")
 }
 
+// lostRace reports whether GitHub's refusal of a ref write is about the
+// branch having moved (or appeared, or gone) under it — the only refusals
+// a rebuild on the new tip can answer. Protection, rulesets, required
+// checks and signatures answer 422 too, with other messages.
+func lostRace(message string) bool {
+	m := strings.ToLower(message)
+	return strings.Contains(m, "fast forward") || strings.Contains(m, "fast-forward") ||
+		strings.Contains(m, "reference already exists") || strings.Contains(m, "reference does not exist")
+}
+
+// refused is PUBLISH_REFUSED for a ref write a rule on the branch refused.
+func refused(branch, message string) error {
+	return errs.New(errs.PublishRefused, "GitHub refused to move %s: %s", branch, strings.TrimSpace(message)).
+		With("branch", branch).With("githubMessage", message).
+		WithFix("The branch is protected (a rule, not a race): publish it as a review (a pull request) for a person to merge, or have a repository admin change the rule; nothing was moved.")
+}
+
 func githubMessage(err error) string {
-	if er, ok := err.(*github.ErrorResponse); ok {
+	if er, ok := err.(*gh.ErrorResponse); ok {
 		msg := er.Message
 		for _, e := range er.Errors {
 			if e.Message != "" {
@@ -569,14 +620,17 @@ func (g *GitHub) fetchRetrying(ctx context.Context, branch string) error {
 	return err
 }
 
-// follow brings the local cache's branch to tip, GitHub's value ("" = the
-// branch no longer exists on GitHub: the local branch is deleted too).
+// follow brings the local cache's branch to tip, GitHub's value as its API
+// just read it ("" = the branch no longer exists on GitHub: the local
+// branch is deleted too).
 func (g *GitHub) follow(ctx context.Context, branch, tip string) {
 	local, ok, err := g.local.Head(branch)
 	switch {
 	case err != nil || local == tip:
 	case tip == "" && ok:
-		g.local.UpdateRef("refs/heads/"+branch, local, "")
+		if g.visible(ctx) == nil { // a 404 from a repository we cannot see proves nothing
+			g.local.UpdateRef("refs/heads/"+branch, local, "")
+		}
 	default:
 		if err := g.fetchRetrying(ctx, branch); err != nil {
 			g.logf("graft: fetching %s from GitHub into the local repository failed: %v", branch, err)
@@ -606,9 +660,11 @@ func (g *GitHub) DeleteBranch(ctx context.Context, name, expected string) error 
 		return err
 	}
 	if cur == "" {
-		g.follow(ctx, name, "")
-		return errs.New(errs.BranchNotFound, "branch %q does not exist on GitHub", name).With("branch", name).
-			WithFix("List the branches and use one of them.")
+		err := g.missingBranch(ctx, name)
+		if errs.Is(err, errs.BranchNotFound) {
+			g.follow(ctx, name, "")
+		}
+		return err
 	}
 	if expected != "" && cur != expected {
 		g.follow(ctx, name, cur) // the caller read the cache: bring it up to date for its retry
@@ -629,155 +685,10 @@ func (g *GitHub) DeleteBranch(ctx context.Context, name, expected string) error 
 	return nil
 }
 
-// OpenReview opens a pull request from head into base (a draft when asked),
-// then adds its labels (Issues API) and requests its reviewers ("org/team"
-// names a team). When a pull request from head into base is open already,
-// it is reused. If the labels or reviewers cannot be added, the review is
-// returned together with a REMOTE_STORE_FAILED error (details.number): the
-// pull request exists.
-func (g *GitHub) OpenReview(ctx context.Context, req ReviewRequest) (Review, error) {
-	pr, resp, err := g.client.PullRequests.Create(ctx, g.owner, g.name, &github.NewPullRequest{
-		Title: github.String(req.Title), Head: github.String(req.Head), Base: github.String(req.Base),
-		Body: github.String(req.Body), Draft: github.Bool(req.Draft),
-	})
-	if statusOf(resp) == http.StatusUnprocessableEntity && strings.Contains(githubMessage(err), "already exists") {
-		// A retried create whose first answer was lost, or a review opened before.
-		prs, lresp, lerr := g.client.PullRequests.List(ctx, g.owner, g.name, &github.PullRequestListOptions{
-			State: "open", Head: g.owner + ":" + req.Head, Base: req.Base})
-		if lerr != nil {
-			return Review{}, remoteError("find the open pull request of "+req.Head, lresp, lerr)
-		}
-		if len(prs) > 0 {
-			pr, err = prs[0], nil
-		}
-	}
-	if err != nil {
-		return Review{}, remoteError("open a pull request from "+req.Head, resp, err)
-	}
-	rv := g.review(ctx, pr)
-	n := pr.GetNumber()
-	if len(req.Labels) > 0 {
-		if _, resp, err := g.client.Issues.AddLabelsToIssue(ctx, g.owner, g.name, n, req.Labels); err != nil {
-			return rv, reviewPartial(remoteError("label pull request", resp, err), rv)
-		}
-	}
-	var users, teams []string
-	for _, r := range req.Reviewers {
-		if _, team, ok := strings.Cut(r, "/"); ok {
-			teams = append(teams, team)
-		} else {
-			users = append(users, strings.TrimPrefix(r, "@"))
-		}
-	}
-	if len(users)+len(teams) > 0 {
-		if _, resp, err := g.client.PullRequests.RequestReviewers(ctx, g.owner, g.name, n,
-			github.ReviewersRequest{Reviewers: users, TeamReviewers: teams}); err != nil {
-			return rv, reviewPartial(remoteError("request reviewers", resp, err), rv)
-		}
-	}
-	return rv, nil
-}
-
-func reviewPartial(err error, rv Review) error {
-	if e, ok := errs.As(err); ok {
-		e.With("number", rv.Number).With("url", rv.URL)
-		e.Message += " (pull request #" + strconv.Itoa(rv.Number) + " was opened)"
-	}
-	return err
-}
-
-// review describes a pull request, with the state of its head's checks.
-func (g *GitHub) review(ctx context.Context, pr *github.PullRequest) Review {
-	state := pr.GetState()
-	if pr.GetDraft() && state == "open" {
-		state = "draft"
-	}
-	return Review{Number: pr.GetNumber(), URL: pr.GetHTMLURL(), Title: pr.GetTitle(), State: state,
-		Checks: g.checks(ctx, pr.GetHead().GetSHA()), Head: pr.GetHead().GetRef()}
-}
-
-// checks sums up a commit's commit statuses and check runs: "none" when
-// there are none, "failure" when any failed, "pending" when any is still
-// running, else "success" ("unknown" when GitHub could not be asked).
-func (g *GitHub) checks(ctx context.Context, sha string) string {
-	if sha == "" {
-		return "unknown"
-	}
-	st, _, err := g.client.Repositories.GetCombinedStatus(ctx, g.owner, g.name, sha, nil)
-	if err != nil {
-		return "unknown"
-	}
-	runs, _, err := g.client.Checks.ListCheckRunsForRef(ctx, g.owner, g.name, sha, &github.ListCheckRunsOptions{
-		ListOptions: github.ListOptions{PerPage: 100}})
-	if err != nil {
-		return "unknown"
-	}
-	total := st.GetTotalCount() + runs.GetTotal()
-	if total == 0 {
-		return "none"
-	}
-	failed, pending := false, false
-	if st.GetTotalCount() > 0 {
-		switch st.GetState() {
-		case "failure", "error":
-			failed = true
-		case "pending":
-			pending = true
-		}
-	}
-	for _, r := range runs.CheckRuns {
-		if r.GetStatus() != "completed" {
-			pending = true
-			continue
-		}
-		switch r.GetConclusion() {
-		case "failure", "timed_out", "cancelled", "action_required", "startup_failure":
-			failed = true
-		}
-	}
-	switch {
-	case failed:
-		return "failure"
-	case pending:
-		return "pending"
-	}
-	return "success"
-}
-
-// ListReviews lists the open pull requests of the repository whose head
-// branch (in this repository) starts with prefix, by number, with the state
-// of their checks.
-func (g *GitHub) ListReviews(ctx context.Context, prefix string) ([]Review, error) {
-	opts := &github.PullRequestListOptions{State: "open", ListOptions: github.ListOptions{PerPage: 100}}
-	out := []Review{}
-	for {
-		prs, resp, err := g.client.PullRequests.List(ctx, g.owner, g.name, opts)
-		if err != nil {
-			return nil, remoteError("list pull requests", resp, err)
-		}
-		for _, pr := range prs {
-			head := pr.GetHead()
-			if !strings.HasPrefix(head.GetRef(), prefix) {
-				continue
-			}
-			if full := head.GetRepo().GetFullName(); full != "" && !strings.EqualFold(full, g.Repository()) {
-				continue // a fork's branch of the same name
-			}
-			out = append(out, g.review(ctx, pr))
-		}
-		if resp.NextPage == 0 {
-			break
-		}
-		opts.Page = resp.NextPage
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Number < out[j].Number })
-	return out, nil
-}
-
 // Sync fetches every branch of the GitHub repository into the local
-// repository and moves each local branch to GitHub's value (a local branch
-// that already holds GitHub's commit in its history is left alone; local
-// branches that GitHub does not have are kept).
+// repository, which then mirrors GitHub (see localCache.mirror: rewinds and
+// deletions once the API confirms them). An empty repository fetches
+// nothing.
 func (g *GitHub) Sync(ctx context.Context) error {
 	if err := g.cache.fetch(ctx, nil); err != nil {
 		return errs.New(errs.RemoteStoreFailed, "fetch from GitHub failed: %s", scrub(err.Error())).
