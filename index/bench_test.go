@@ -305,11 +305,10 @@ func BenchmarkSnippet(b *testing.B) {
 	}
 }
 
-// BenchmarkBodyPhrase searches body phrases, which are checked against the
-// text of the documents holding all their words (bodies keep no positions):
-// two words each in a large share of the documents, two common words (one
-// pair term) and three common words. The result and body-text caches start
-// empty every time, so each search reads its candidates' blobs.
+// BenchmarkBodyPhrase searches body phrases, matched on their words'
+// positions: two words each in a large share of the documents, two common
+// words (one pair term), three common words (two pairs, then positions) and
+// three frequent words. The result cache starts empty every time.
 func BenchmarkBodyPhrase(b *testing.B) {
 	c := benchCorpus(b, *benchDocs)
 	m := benchManager(b, c)
@@ -322,13 +321,13 @@ func BenchmarkBodyPhrase(b *testing.B) {
 		{"frequent-pair", w[100] + " " + w[101]},
 		{"common-pair", w[0] + " " + w[1]},
 		{"common-triple", w[0] + " " + w[1] + " " + w[2]},
+		{"frequent-triple", w[100] + " " + w[101] + " " + w[102]},
 	}
 	for _, p := range phrases {
 		b.Run(p.name, func(b *testing.B) {
 			var total uint64
 			for b.Loop() {
 				m.results = newResultCache(512)
-				m.bodies = newTextCache(bodyTextBytes)
 				res, err := m.Search(ctx, SearchRequest{Query: `"` + p.words + `"`, Chain: []string{"main"}, Limit: 10})
 				if err != nil {
 					b.Fatal(err)

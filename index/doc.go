@@ -154,17 +154,6 @@ type TextMapper interface {
 	Text(path string, blob []byte) string
 }
 
-// BodyMapper is a Mapper that can also give the text Map indexes for a
-// document's body (Document.Text) without validating the file, more cheaply
-// than Map; body phrases are checked against it (bodies keep no word
-// positions). For every file Map accepts it must return exactly Map's
-// Document.Text.
-type BodyMapper interface {
-	Mapper
-	// BodyText returns the indexed text of the file's body.
-	BodyText(path string, blob []byte) string
-}
-
 // Change is one path that differs between two trees. From and To are blob
 // SHAs; From "" means the path was added, To "" means it was deleted.
 type Change struct {

@@ -42,7 +42,6 @@ type Manager struct {
 	mapping  *mapping.IndexMappingImpl
 	an       *analyzers
 	texts    *textCache                       // plain texts for snippets
-	bodies   *textCache                       // indexed body texts, for phrases
 	live     snapshotCache[[]*roaring.Bitmap] // per index segment: the documents a search may return
 	overlays snapshotCache[*overlaySnap]      // nearer overlays' numbers and IDs
 	metas    snapshotCache[*readerMeta]
@@ -95,7 +94,8 @@ var (
 
 // metaFormat 2: documents store their frontmatter and language for hits.
 // 3: bodies keep no word positions (an index of format 2 is rebuilt).
-const metaFormat = 3
+// 4: bodies keep their word positions again (an index of format 3 is rebuilt).
+const metaFormat = 4
 
 // Open opens (creating it if needed) the index folder dir of a project,
 // removes what a crashed build left behind, and takes the folder's lock.
@@ -126,7 +126,7 @@ func OpenWithOptions(dir string, tree Tree, mapper Mapper, opt Options) (*Manage
 		return nil, err
 	}
 	m := &Manager{dir: dir, tree: tree, mapper: mapper, opt: opt, lock: lock,
-		mapping: mp, an: an, texts: newTextCache(hitTextBytes), bodies: newTextCache(bodyTextBytes), results: newResultCache(512), chunks: newChunkCache(), indexes: map[string]*branchIndex{}}
+		mapping: mp, an: an, texts: newTextCache(hitTextBytes), results: newResultCache(512), chunks: newChunkCache(), indexes: map[string]*branchIndex{}}
 	if err := m.recover(); err != nil {
 		lock.Close()
 		return nil, err

@@ -216,6 +216,14 @@ func appendLowerASCII[T ~string | ~[]byte](dst []byte, text T) ([]byte, bool) {
 	return dst, true
 }
 
+// lowerASCII lower-cases an ASCII letter and leaves any other byte.
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
 // unitStarts returns the offsets where text's runs of non-space start, in
 // the scratch buffer. The loop has no branch on the text: whitespace and
 // words alternate too often for a branch to be predicted.
@@ -512,11 +520,8 @@ type textCache struct {
 	order []string
 }
 
-// Text cache sizes, in bytes of text.
-const (
-	hitTextBytes  = 8 << 20
-	bodyTextBytes = 8 << 20
-)
+// hitTextBytes is the size of the snippet text cache, in bytes of text.
+const hitTextBytes = 8 << 20
 
 func newTextCache(maxBytes int) *textCache {
 	return &textCache{max: maxBytes, items: map[string]string{}}
@@ -561,18 +566,6 @@ func (m *Manager) hitText(path, version string) (string, error) {
 		quick = func(blob []byte) string { return tm.Text(path, blob) }
 	}
 	return m.mappedText(m.texts, path, version, quick)
-}
-
-// bodyText returns the text the index analysed for the body of the file at
-// path and version (Document.Text, which phrases are checked against):
-// through the Mapper's BodyMapper when it has one, else from Map; "" when
-// the file does not map to a document.
-func (m *Manager) bodyText(path, version string) (string, error) {
-	var quick func([]byte) string
-	if bm, ok := m.mapper.(BodyMapper); ok {
-		quick = func(blob []byte) string { return bm.BodyText(path, blob) }
-	}
-	return m.mappedText(m.bodies, path, version, quick)
 }
 
 // mappedText returns a text of the file at path and version, cached in c
