@@ -4,7 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/graft-studio/graft/fixtures"
 )
 
 func TestRunSynthetic(t *testing.T) {
@@ -27,6 +30,71 @@ func TestRunSynthetic(t *testing.T) {
 	}
 	if res.QueryP99Us < res.QueryP50Us || res.PeakRSSMB <= 0 || res.IncrementalCompileMs <= 0 {
 		t.Errorf("result %+v", res)
+	}
+	// Both runs of graft and of the peer, per class.
+	p := res.FTS5
+	if p == nil || p.Docs != 120 || p.FullCompileMs <= 0 || p.DBBytes <= 0 {
+		t.Fatalf("fts5 peer %+v", p)
+	}
+	for name, l := range map[string]Latencies{"first": res.First, "warm": res.Warm, "fts5 first": p.First, "fts5 warm": p.Warm} {
+		if l[classAll].N != builtinQueries {
+			t.Errorf("%s: %d queries, want %d", name, l[classAll].N, builtinQueries)
+		}
+		for _, c := range []string{classWords, classPhrases, classExclusions, classPrefixes} {
+			if pc := l[c]; pc.N == 0 || pc.P50Us > pc.P90Us || pc.P90Us > pc.P99Us || pc.P99Us > pc.MaxUs || pc.MaxUs <= 0 {
+				t.Errorf("%s %s: %+v", name, c, pc)
+			}
+		}
+	}
+	if len(res.SlowestFirst) != 5 || p.Ratios["full_compile"] <= 0 {
+		t.Errorf("slowest %v, ratios %v", res.SlowestFirst, p.Ratios)
+	}
+}
+
+// The built-in mix holds quoted two- and three-word phrases, and each of
+// them is found in the corpus.
+func TestMixHasPhrasesThatMatch(t *testing.T) {
+	qs := fixtures.NewSynthetic(1).Queries(builtinQueries)
+	words := map[int]int{}
+	for _, q := range qs {
+		if strings.HasPrefix(q, `"`) {
+			words[len(strings.Fields(q))]++
+		}
+	}
+	if words[2] < 20 || words[3] < 10 {
+		t.Errorf("phrases by words: %v", words)
+	}
+}
+
+func TestClassOf(t *testing.T) {
+	for q, want := range map[string]string{
+		"alpha": classWords, "alpha beta": classWords, "a or b": classWords, "tags:x y": classWords,
+		`"a b"`: classPhrases, `x -"a b"`: classPhrases, "x -y": classExclusions, "ab*": classPrefixes, "ab* -c": classExclusions,
+	} {
+		if got := classOf(q); got != want {
+			t.Errorf("classOf(%q) = %s, want %s", q, got, want)
+		}
+	}
+}
+
+// The peer's MATCH expressions mean what graft's queries mean.
+func TestFTSMatch(t *testing.T) {
+	for q, want := range map[string]string{
+		"alpha":                `("alpha")`,
+		"alpha beta":           `("alpha" AND "beta")`,
+		`"a b" c`:              `("a b" AND "c")`,
+		"a or b":               `("a") OR ("b")`,
+		"x -y":                 `("x") NOT ("y")`,
+		`x -"a b"`:             `("x") NOT ("a b")`,
+		"ab*":                  `("ab" *)`,
+		"tags:foo bar":         `(meta : "foo" AND "bar")`,
+		"collection:docs word": `("word")`,
+		"-y":                   ``,
+		`say "it"s`:            `("say" AND "it" AND "s")`,
+	} {
+		if got := ftsMatch(q); got != want {
+			t.Errorf("ftsMatch(%q) = %s, want %s", q, got, want)
+		}
 	}
 }
 
