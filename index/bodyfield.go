@@ -1,6 +1,7 @@
 package index
 
 import (
+	"github.com/graft-studio/graft/index/internal/words"
 	"unsafe"
 
 	"github.com/blevesearch/bleve/v2/analysis"
@@ -15,7 +16,7 @@ import (
 // those were a fifth of a full build's CPU and most of its garbage.
 //
 // With the neutral analyzer (Unicode words, lower-cased) an ASCII text is
-// counted from its lower-cased copy (appendLowerASCII) without making
+// counted from its lower-cased copy (words.AppendLower) without making
 // tokens; any other text or analyzer runs the analyzer and counts its
 // tokens. Both give exactly the terms, frequencies and positions the
 // analyzer gives (TestBodyFieldCountsAsTheAnalyzer).
@@ -81,11 +82,11 @@ func (f *bodyField) Analyze() {
 		sc := scratches.Get().(*scratch)
 		defer scratches.Put(sc)
 		var ascii bool
-		if sc.low, ascii = appendLowerASCII(sc.low[:0], f.text); ascii {
+		if sc.low, ascii = words.AppendLower(sc.low[:0], f.text); ascii {
 			// Lower-casing moves no word boundary: split the copy.
 			lower := sc.low
 			pos := 0
-			asciiWords(lower, func(start, end int, _ bool) {
+			words.ScanASCII(lower, func(start, end int, _ bool) {
 				pos++
 				word(lower[start:end:end], pos, true)
 			})

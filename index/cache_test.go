@@ -1,6 +1,7 @@
 package index
 
 import (
+	"github.com/graft-studio/graft/index/internal/words"
 	"reflect"
 	"slices"
 	"strings"
@@ -132,7 +133,7 @@ func FuzzASCIIMarks(f *testing.F) {
 		f.Add(s, "run", "fo")
 	}
 	f.Fuzz(func(t *testing.T, text, term, prefix string) {
-		if !isASCII(text) {
+		if !words.IsASCII(text) {
 			return
 		}
 		sameMarks(t, text, []string{strings.ToLower(term)}, []string{strings.ToLower(prefix)})
@@ -148,7 +149,7 @@ func FuzzASCIISnippet(f *testing.F) {
 	f.Add(strings.Repeat("a b ", 40)+"x y x", "x", "zz")
 	m := &Manager{an: testAnalyzers(f), chunks: newChunkCache()}
 	f.Fuzz(func(t *testing.T, text, word, prefix string) {
-		if !isASCII(text) {
+		if !words.IsASCII(text) {
 			return
 		}
 		marks := []mark{{text: word}, {text: prefix, prefix: true}}

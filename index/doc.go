@@ -55,17 +55,17 @@
 //     seen twice or missed, every other one exactly once.
 //   - A prefix clause (word*) scores every match the same, as Lucene does;
 //     a filter (field:value, collection:) scores nothing.
-//   - Bodies keep each word's frequency but not its positions (optBody): an
-//     index at 100,000 documents is 160 MB instead of 353 MB, which keeps a
-//     process that searches it under 500 MB. A two-word phrase of common
-//     words is one term of the pair field (pairs.go). Any other body phrase
-//     is checked against the text of the documents that hold all its words
-//     (and pairs): the text the index was built from, read from Git through
-//     the Mapper's BodyMapper and analysed again, about 0.1 ms a document
-//     the first time. Phrases in slugs, titles and other frontmatter keep
-//     using positions.
-//   - A body's words and common-word pairs are counted in one pass without
-//     tokens (bodyfield.go).
+//   - Bodies keep each word's frequency and positions, without byte
+//     offsets (bodyField, optBody), and every phrase is matched on them:
+//     the documents holding all its words (and common-word pairs) are
+//     narrowed by the group's other clauses, then checked by merging the
+//     words' sorted positions (phraseMatcher). A two-word phrase of common
+//     words is one term of the pair field (pairs.go); a longer phrase of
+//     common words takes its candidates from its pairs first. Bodies
+//     without positions, checked against the text read from Git, were
+//     tried: see docs/decisions.md.
+//   - A body's words, positions and common-word pairs are counted in one
+//     pass without tokens (bodyfield.go).
 //   - Hits take their frontmatter from a stored field (_data), read from
 //     the segment that holds them, and their snippet from the blob through
 //     the Mapper's TextMapper, which converts the body in one pass without

@@ -3,6 +3,7 @@ package index
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/graft-studio/graft/index/internal/words"
 	"sort"
 	"strings"
 
@@ -111,7 +112,7 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	m.DefaultAnalyzer = neutralAnalyzer
 	if err := m.AddCustomAnalyzer(neutralAnalyzer, map[string]any{
 		"type":          custom.Name,
-		"tokenizer":     wordsTokenizerName, // the unicode tokenizer's words, faster (tokenize.go)
+		"tokenizer":     words.TokenizerName, // the unicode tokenizer's words, faster (tokenize.go)
 		"token_filters": []any{lowercase.Name},
 	}); err != nil {
 		return nil, err

@@ -2,7 +2,7 @@ package index
 
 import (
 	"bytes"
-	"encoding/binary"
+	"github.com/graft-studio/graft/index/internal/words"
 	"sort"
 	"strings"
 	"sync"
@@ -163,7 +163,7 @@ func (sc *scratch) asciiSnippet(text string, terms map[string]bool, prefixes []s
 	}
 	start, end := snippetWindow(at, len(starts))
 	to := int(starts[end-1])
-	for to < len(text) && !asciiSpace[text[to]] {
+	for to < len(text) && !words.Space[text[to]] {
 		to++
 	}
 	return render(text, int(starts[start]), to, matches, start > 0, end < len(starts))
@@ -182,46 +182,8 @@ var scratches = sync.Pool{New: func() any { return new(scratch) }}
 // it is ASCII.
 func (sc *scratch) lower(text string) bool {
 	var ok bool
-	sc.low, ok = appendLowerASCII(sc.low[:0], text)
+	sc.low, ok = words.AppendLower(sc.low[:0], text)
 	return ok
-}
-
-// appendLowerASCII appends text lower-cased to dst and reports whether it
-// is ASCII (when not, what it appended is not all lower-cased). It works on
-// eight bytes at a time.
-func appendLowerASCII[T ~string | ~[]byte](dst []byte, text T) ([]byte, bool) {
-	at := len(dst)
-	dst = append(dst, text...)
-	b := dst[at:]
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	i := 0
-	for ; i+8 <= len(b); i += 8 {
-		x := binary.LittleEndian.Uint64(b[i:])
-		if x&highs != 0 {
-			return dst, false
-		}
-		// A byte's high bit is set in atLeastA when it is 'A' or more, in
-		// pastZ when it is past 'Z' (no carry crosses bytes below 0x80).
-		atLeastA := x + ones*(0x80-'A')
-		pastZ := x + ones*(0x80-'Z'-1)
-		upper := atLeastA &^ pastZ & highs
-		binary.LittleEndian.PutUint64(b[i:], x|upper>>2)
-	}
-	for ; i < len(b); i++ {
-		if b[i] >= utf8.RuneSelf {
-			return dst, false
-		}
-		b[i] = lowerASCII(b[i])
-	}
-	return dst, true
-}
-
-// lowerASCII lower-cases an ASCII letter and leaves any other byte.
-func lowerASCII(c byte) byte {
-	if 'A' <= c && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
 }
 
 // unitStarts returns the offsets where text's runs of non-space start, in
@@ -245,7 +207,7 @@ func (sc *scratch) unitStarts(text string) []int32 {
 
 // spaceByte is asciiSpace as numbers.
 var spaceByte = func() (t [256]uint8) {
-	for c, sp := range asciiSpace {
+	for c, sp := range words.Space {
 		if sp {
 			t[c] = 1
 		}
@@ -301,10 +263,10 @@ func asciiMarks(text string, lower []byte, terms map[string]bool, prefixes []str
 			}
 			at := from + i
 			start, end := at, at
-			for start > 0 && !asciiSpace[text[start-1]] {
+			for start > 0 && !words.Space[text[start-1]] {
 				start--
 			}
-			for end < len(text) && !asciiSpace[text[end]] {
+			for end < len(text) && !words.Space[text[end]] {
 				end++
 			}
 			runs[start] = end
@@ -319,7 +281,7 @@ func asciiMarks(text string, lower []byte, terms map[string]bool, prefixes []str
 	}
 	var out []span
 	for start, end := range runs {
-		asciiWords(text[start:end], func(s, e int, _ bool) {
+		words.ScanASCII(text[start:end], func(s, e int, _ bool) {
 			w := lower[start+s : start+e]
 			hit := terms[string(w)]
 			for _, p := range prefixes {
@@ -337,18 +299,8 @@ func asciiMarks(text string, lower []byte, terms map[string]bool, prefixes []str
 // asciiWordSpans returns every word of an ASCII text.
 func asciiWordSpans(text string) []span {
 	var out []span
-	asciiWords(text, func(start, end int, _ bool) { out = append(out, span{start, end}) })
+	words.ScanASCII(text, func(start, end int, _ bool) { out = append(out, span{start, end}) })
 	return out
-}
-
-// isASCII reports whether s holds only ASCII bytes.
-func isASCII[T ~string | ~[]byte](s T) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
 }
 
 // render writes text[from:to] escaped, whitespace collapsed, matches marked.
@@ -366,7 +318,7 @@ func render(text string, from, to int, matches []span, lead, trail bool) string 
 			size := 1
 			isSpace := false
 			if c < utf8.RuneSelf {
-				isSpace = asciiSpace[c]
+				isSpace = words.Space[c]
 			} else {
 				var r rune
 				r, size = utf8.DecodeRuneInString(s[i:])
@@ -477,7 +429,7 @@ func spaceChunks(text string) (chunks []span, cjk bool) {
 		c := text[i]
 		if c < utf8.RuneSelf {
 			// ASCII: one table lookup per byte.
-			if asciiSpace[c] {
+			if words.Space[c] {
 				if start >= 0 {
 					chunks = append(chunks, span{start, i})
 					start = -1
@@ -505,9 +457,6 @@ func spaceChunks(text string) (chunks []span, cjk bool) {
 	}
 	return chunks, cjk
 }
-
-// asciiSpace marks the ASCII bytes unicode.IsSpace accepts.
-var asciiSpace = [utf8.RuneSelf]bool{' ': true, '\n': true, '\t': true, '\r': true, '\v': true, '\f': true}
 
 // textCache keeps recently read texts (of blobs, by path and version) up to
 // a number of bytes, oldest out first, so snippets of popular hits and
