@@ -285,26 +285,6 @@ func BenchmarkSearchChain3(b *testing.B) {
 	runSearchBench(b, m, []string{"bench-draft", "bench-preview", "main"})
 }
 
-// BenchmarkSnippet cuts the snippet of one synthetic document (its plain
-// text as search has it) for a word, a phrase and a prefix.
-func BenchmarkSnippet(b *testing.B) {
-	m := &Manager{an: testAnalyzers(b), chunks: newChunkCache()}
-	gen := fixtures.NewSynthetic(1)
-	texts := make([]string, 100)
-	for i := range texts {
-		texts[i] = string(gen.Doc(i, 0)) // frontmatter and Markdown marks are text here too
-	}
-	pq, err := ParseQuery(`tevisute "posto dartemor" galn*`)
-	if err != nil {
-		b.Fatal(err)
-	}
-	words := m.snippetWords(neutralKey, snippetTerms(pq))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		m.snippet(texts[i%len(texts)], words)
-	}
-}
-
 // BenchmarkBodyPhrase searches body phrases, matched on their words'
 // positions: two words each in a large share of the documents, two common
 // words (one pair term), three common words (two pairs, then positions) and

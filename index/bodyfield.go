@@ -2,6 +2,7 @@ package index
 
 import (
 	"github.com/graft-studio/graft/index/internal/words"
+	"sync"
 	"unsafe"
 
 	"github.com/blevesearch/bleve/v2/analysis"
@@ -79,12 +80,12 @@ func (f *bodyField) Analyze() {
 		prev = term
 	}
 	if f.neutral {
-		sc := scratches.Get().(*scratch)
-		defer scratches.Put(sc)
+		buf := lowerBufs.Get().(*[]byte)
+		defer lowerBufs.Put(buf)
 		var ascii bool
-		if sc.low, ascii = words.AppendLower(sc.low[:0], f.text); ascii {
+		if *buf, ascii = words.AppendLower((*buf)[:0], f.text); ascii {
 			// Lower-casing moves no word boundary: split the copy.
-			lower := sc.low
+			lower := *buf
 			pos := 0
 			words.ScanASCII(lower, func(start, end int, _ bool) {
 				pos++
@@ -100,6 +101,9 @@ func (f *bodyField) Analyze() {
 	}
 	f.words.locate()
 }
+
+// lowerBufs lend the buffers bodies are lower-cased into.
+var lowerBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // termCounts counts the terms of one field of one document and, for a
 // body, keeps their positions.

@@ -21,6 +21,7 @@ import (
 	bolterrs "go.etcd.io/bbolt/errors"
 
 	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/index/internal/snippet"
 )
 
 // Options tune a Manager.
@@ -46,7 +47,7 @@ type Manager struct {
 	overlays snapshotCache[*overlaySnap]      // nearer overlays' numbers and IDs
 	metas    snapshotCache[*readerMeta]
 	results  *resultCache
-	chunks   *chunkCache
+	snippets *snippet.Cutter
 	warmer   warmer // maps installed indexes' pages ahead of searches (warm.go)
 
 	// sizes, when set, replace the batch and stage sizes of builds (tests).
@@ -126,7 +127,8 @@ func OpenWithOptions(dir string, tree Tree, mapper Mapper, opt Options) (*Manage
 		return nil, err
 	}
 	m := &Manager{dir: dir, tree: tree, mapper: mapper, opt: opt, lock: lock,
-		mapping: mp, an: an, texts: newTextCache(hitTextBytes), results: newResultCache(512), chunks: newChunkCache(), indexes: map[string]*branchIndex{}}
+		mapping: mp, an: an, texts: newTextCache(hitTextBytes), results: newResultCache(512), indexes: map[string]*branchIndex{}}
+	m.snippets = snippet.New(an.forKey, neutralKey)
 	if err := m.recover(); err != nil {
 		lock.Close()
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/index/internal/snippet"
 )
 
 // Search limits.
@@ -186,9 +187,9 @@ func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, 
 	hits := make([]found, len(top))
 	// What snippets mark, analysed once per language of the chain.
 	marks := snippetTerms(pq)
-	words := make(map[string]snippetWords, len(langs))
+	words := make(map[string]snippet.Words, len(langs))
 	for _, l := range langs {
-		words[l] = m.snippetWords(l, marks)
+		words[l] = m.snippets.Words(l, marks)
 	}
 	err = c.each(len(top), func(i int) error {
 		id, f, err := e.stored(top[i])
@@ -211,9 +212,9 @@ func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, 
 		}
 		w, ok := words[f.lang]
 		if !ok { // not a language the chain recorded: analysed for this hit
-			w = m.snippetWords(f.lang, marks)
+			w = m.snippets.Words(f.lang, marks)
 		}
-		hit.Snippet = m.snippet(text, w)
+		hit.Snippet = m.snippets.Cut(text, w)
 		hits[i] = found{hit, id}
 		return nil
 	})
