@@ -17,6 +17,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,6 +42,9 @@ type Options struct {
 	Log func(format string, args ...any)
 	// NoPeer skips the SQLite FTS5 peer.
 	NoPeer bool
+	// CPUProfile, when set, is the file a CPU profile (pprof) of graft's
+	// full compile is written to.
+	CPUProfile string
 }
 
 // Result is what `graft bench` prints.
@@ -143,12 +147,19 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 	defer svc.Close()
 
 	logf("full compile")
-	start := time.Now()
-	out, err := svc.Compile(ctx, operator, service.CompileInput{Full: true})
+	stopProfile, err := startProfile(opt.CPUProfile)
 	if err != nil {
 		return res, err
 	}
+	start := time.Now()
+	out, err := svc.Compile(ctx, operator, service.CompileInput{Full: true})
 	full := time.Since(start)
+	if perr := stopProfile(); err == nil {
+		err = perr
+	}
+	if err != nil {
+		return res, err
+	}
 	res.FullCompileMs = full.Milliseconds()
 	last := out.Results[len(out.Results)-1]
 	res.Problems = len(last.Problems)
@@ -476,6 +487,26 @@ func graftSearch(ctx context.Context, svc *service.Service, branch, q string) (t
 		return 0, fmt.Errorf("query %q: %w", q, err)
 	}
 	return time.Since(start), nil
+}
+
+// startProfile starts a CPU profile into the file name ("" for none) and
+// returns the function that ends it.
+func startProfile(name string) (stop func() error, err error) {
+	if name == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }
 
 // loadAverage returns the 1-minute load average (Linux), 0 elsewhere:

@@ -6,8 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -154,6 +156,7 @@ func BenchmarkFullCompile(b *testing.B) {
 		}
 		b.ReportMetric(float64(segmentCount(b, m, "main")), "segments")
 		m.Close()
+		b.ReportMetric(float64(dirBytes(m.dir))/1e6, "index-MB")
 	}
 	b.ReportMetric(float64(c.n)*float64(b.N)/b.Elapsed().Seconds(), "docs/s")
 	b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
@@ -317,4 +320,18 @@ func BenchmarkBodyPhrase(b *testing.B) {
 			b.ReportMetric(float64(total), "matches")
 		})
 	}
+}
+
+// dirBytes is the size of the files under dir.
+func dirBytes(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }

@@ -64,6 +64,7 @@ object on stdout.`,
 	cmd.Flags().StringVar(&opt.Dir, "keep", "", "build the repository in this (empty) folder and keep it")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "log progress on stderr")
 	cmd.Flags().BoolVar(&opt.NoPeer, "no-peer", false, "skip the SQLite FTS5 peer")
+	cmd.Flags().StringVar(&opt.CPUProfile, "cpuprofile", "", "write a CPU profile (pprof) of the full compile to this file")
 	return cmd
 }
 
