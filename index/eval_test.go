@@ -288,6 +288,9 @@ func TestBodyPhrasePositions(t *testing.T) {
 		{neutralKey, "x can't stop", "can't stop", true},
 		{neutralKey, "Élan of the café", "of the café", true}, // not ASCII: through the analyzer
 		{neutralKey, "b a", "a b", false},
+		{neutralKey, "a a b a b", "a b a", true}, // a word twice in the phrase
+		{neutralKey, "a b b a", "a b a", false},
+		{neutralKey, "x y x z x y x", "x y x y", false},
 		{"en", "The cat of the house sleeps", "cat of the house", true},
 		{"en", "The cat of the house sleeps", "cat house", false}, // the stop words' gap counts
 		{"en", "The cat in a house", "cat of the house", true},    // any stop words fill it

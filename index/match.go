@@ -3,6 +3,7 @@ package index
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
@@ -300,15 +301,54 @@ func (e *evaluation) phraseBits(es *evalSnap, s *evalSeg, a planAlt, live *roari
 
 // positionBits keeps the candidates (documents holding every word of the
 // phrase) whose field holds the words in sequence, by their positions.
-// Each term's postings are walked once, in document order.
+// Each term's postings are walked once, in document order. In a body
+// (whose words have no array positions) a candidate is checked term by
+// term from the rarest, and the terms after the first that leaves no
+// possible start are not read for it.
 func positionBits(s *evalSeg, a planAlt, cand *roaring.Bitmap) (*roaring.Bitmap, error) {
-	its := make([]segment.PostingsIterator, len(a.terms))
+	// One postings iterator per distinct term: a word said twice in the
+	// phrase is read once per document.
+	slot := make([]int, len(a.terms))
+	var its []segment.PostingsIterator
+	var counts []uint64
+	seen := map[string]int{}
 	for i, t := range a.terms {
+		if k, ok := seen[t.term]; ok {
+			slot[i] = k
+			continue
+		}
 		pl, err := s.postings(a.field, t.term)
 		if err != nil {
 			return nil, err
 		}
-		its[i] = pl.Iterator(false, false, true, nil)
+		seen[t.term], slot[i] = len(its), len(its)
+		its = append(its, pl.Iterator(false, false, true, nil))
+		counts = append(counts, pl.Count())
+	}
+	order := make([]int, len(a.terms))
+	for i := range order {
+		order[i] = i
+	}
+	body := strings.HasPrefix(a.field, prefixBody)
+	if body {
+		sort.SliceStable(order, func(x, y int) bool { return counts[slot[order[x]]] < counts[slot[order[y]]] })
+	}
+	read := make([]bool, len(its))
+	cached := make([][]segment.Location, len(its))
+	locations := func(i int, d uint32) ([]segment.Location, error) {
+		k := slot[i]
+		if read[k] {
+			return cached[k], nil
+		}
+		p, err := its[k].Advance(uint64(d))
+		if err != nil {
+			return nil, err
+		}
+		if p == nil || p.Number() != uint64(d) {
+			return nil, fmt.Errorf("index: %s of %q has no posting for candidate %d", a.field, a.terms[i].term, d)
+		}
+		read[k], cached[k] = true, p.Locations()
+		return cached[k], nil
 	}
 	out := roaring.New()
 	locs := make([][]segment.Location, len(a.terms))
@@ -316,15 +356,30 @@ func positionBits(s *evalSeg, a planAlt, cand *roaring.Bitmap) (*roaring.Bitmap,
 	it := cand.Iterator()
 	for it.HasNext() {
 		d := it.Next()
-		for i, pit := range its {
-			p, err := pit.Advance(uint64(d))
-			if err != nil {
+		clear(read)
+		if body {
+			m.reset()
+			held := true
+			for _, i := range order {
+				l, err := locations(i, d)
+				if err != nil {
+					return nil, err
+				}
+				if !m.add(l, uint64(a.terms[i].pos-a.terms[0].pos)) {
+					held = false
+					break
+				}
+			}
+			if held {
+				out.Add(d)
+			}
+			continue
+		}
+		for i := range a.terms {
+			var err error
+			if locs[i], err = locations(i, d); err != nil {
 				return nil, err
 			}
-			if p == nil || p.Number() != uint64(d) {
-				return nil, fmt.Errorf("index: %s of %q has no posting for candidate %d", a.field, a.terms[i].term, d)
-			}
-			locs[i] = p.Locations()
 		}
 		if m.holds(a.terms, locs) {
 			out.Add(d)
@@ -334,9 +389,49 @@ func positionBits(s *evalSeg, a planAlt, cand *roaring.Bitmap) (*roaring.Bitmap,
 }
 
 // phraseMatcher finds a phrase in the locations of its terms in one
-// document, reusing its buffers from document to document.
+// document, narrowing the positions where the phrase may start term by
+// term; it reuses its buffers from document to document.
 type phraseMatcher struct {
 	starts, next []uint64
+	begun        bool
+}
+
+// reset starts on a new document.
+func (m *phraseMatcher) reset() {
+	m.starts, m.begun = m.starts[:0], false
+}
+
+// add narrows the possible starts by one term's locations (in position
+// order, without array positions), the term being off positions after the
+// phrase's first, and reports whether any start is left. Both lists are
+// sorted, so each step is a merge.
+func (m *phraseMatcher) add(locs []segment.Location, off uint64) bool {
+	if !m.begun {
+		m.begun = true
+		for _, l := range locs {
+			if p := l.Pos(); p >= off {
+				m.starts = append(m.starts, p-off)
+			}
+		}
+		return len(m.starts) > 0
+	}
+	m.next = m.next[:0]
+	j := 0
+	for _, l := range locs {
+		p := l.Pos()
+		if p < off {
+			continue
+		}
+		want := p - off
+		for j < len(m.starts) && m.starts[j] < want {
+			j++
+		}
+		if j < len(m.starts) && m.starts[j] == want {
+			m.next = append(m.next, want)
+		}
+	}
+	m.starts, m.next = m.next, m.starts
+	return len(m.starts) > 0
 }
 
 // holds reports whether the terms' locations in one document hold the
@@ -350,32 +445,13 @@ func (m *phraseMatcher) holds(terms []phraseTerm, locs [][]segment.Location) boo
 			}
 		}
 	}
-	// The positions the phrase may start at, narrowed term by term: both
-	// lists are sorted, so each step is a merge.
-	m.starts = m.starts[:0]
-	for _, l := range locs[0] {
-		m.starts = append(m.starts, l.Pos())
-	}
-	for i := 1; i < len(terms) && len(m.starts) > 0; i++ {
-		off := uint64(terms[i].pos - terms[0].pos)
-		m.next = m.next[:0]
-		j := 0
-		for _, l := range locs[i] {
-			p := l.Pos()
-			if p < off {
-				continue
-			}
-			want := p - off
-			for j < len(m.starts) && m.starts[j] < want {
-				j++
-			}
-			if j < len(m.starts) && m.starts[j] == want {
-				m.next = append(m.next, want)
-			}
+	m.reset()
+	for i, t := range terms {
+		if !m.add(locs[i], uint64(t.pos-terms[0].pos)) {
+			return false
 		}
-		m.starts, m.next = m.next, m.starts
 	}
-	return len(m.starts) > 0
+	return true
 }
 
 // phraseAt reports whether the terms' locations in one document hold the
