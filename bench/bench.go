@@ -42,6 +42,11 @@ type Options struct {
 	Log func(format string, args ...any)
 	// NoPeer skips the SQLite FTS5 peer.
 	NoPeer bool
+	// PeerCommand, when set, runs the FTS5 peer in a child process: the
+	// command (ServePeer behind it, over the same corpus) and its
+	// arguments, to which the peer's database folder is appended. Without
+	// it the peer runs in this process, and its memory counts in the peak.
+	PeerCommand []string
 	// CPUProfile, when set, is the file a CPU profile (pprof) of graft's
 	// full compile is written to.
 	CPUProfile string
@@ -80,15 +85,18 @@ type Result struct {
 
 // Peer is what the SQLite FTS5 peer measured.
 type Peer struct {
-	Docs          int         `json:"docs"`
-	FullCompileMs int64       `json:"full_compile_ms"`
-	DocsPerS      float64     `json:"docs_per_s"`
-	DBBytes       int64       `json:"db_bytes"`
-	QueryP50Us    int64       `json:"query_p50_us"`
-	QueryP99Us    int64       `json:"query_p99_us"`
-	First         Latencies   `json:"first"`
-	Warm          Latencies   `json:"warm"`
-	SlowestFirst  []SlowQuery `json:"slowest_first"`
+	Docs          int     `json:"docs"`
+	FullCompileMs int64   `json:"full_compile_ms"`
+	DocsPerS      float64 `json:"docs_per_s"`
+	DBBytes       int64   `json:"db_bytes"`
+	// PeakRSSMB is the peak memory of the peer's own process (0 when it
+	// ran in graft's).
+	PeakRSSMB    float64     `json:"peak_rss_mb"`
+	QueryP50Us   int64       `json:"query_p50_us"`
+	QueryP99Us   int64       `json:"query_p99_us"`
+	First        Latencies   `json:"first"`
+	Warm         Latencies   `json:"warm"`
+	SlowestFirst []SlowQuery `json:"slowest_first"`
 	// Ratios are graft's figures divided by the peer's: full compile time,
 	// first-run and warm query p99.
 	Ratios map[string]float64 `json:"graft_over_fts5"`
@@ -120,7 +128,7 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	}
-	gen := fixtures.NewSynthetic(1)
+	gen := newGenerator()
 	src, err := corpus(opt, gen)
 	if err != nil {
 		return Result{}, err
@@ -166,17 +174,28 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 	res.Docs = last.Changes.Added + last.Changes.Changed + last.Changes.Unchanged - res.Problems
 	res.DocsPerS = float64(res.Docs) / full.Seconds()
 
-	var peer *fts5
+	var peer peer
 	if !opt.NoPeer {
 		logf("fts5 build")
-		start := time.Now()
-		var rows int
-		if peer, rows, err = buildFTS5(ctx, dir, src); err != nil {
+		peerDir := filepath.Join(dir, ".bench-fts5")
+		if err := os.MkdirAll(peerDir, 0o755); err != nil {
 			return res, err
 		}
+		if opt.PeerCommand != nil {
+			child, err := startChildPeer(ctx, append(opt.PeerCommand[:len(opt.PeerCommand):len(opt.PeerCommand)], peerDir))
+			if err != nil {
+				return res, err
+			}
+			peer = child
+		} else {
+			peer = &localPeer{dir: peerDir, src: src}
+		}
 		defer peer.close()
-		took := time.Since(start)
-		res.FTS5 = &Peer{Docs: rows, FullCompileMs: took.Milliseconds(), DocsPerS: float64(rows) / took.Seconds(), DBBytes: peer.size()}
+		rows, took, size, err := peer.build(ctx)
+		if err != nil {
+			return res, err
+		}
+		res.FTS5 = &Peer{Docs: rows, FullCompileMs: took.Milliseconds(), DocsPerS: float64(rows) / took.Seconds(), DBBytes: size}
 	}
 
 	logf("incremental compiles and writes")
@@ -240,9 +259,16 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 	res.Chain3QueryP50Us = percentile(lat, 50).Microseconds()
 	res.IndexBytes = dirSize(filepath.Join(dir, repo.StateDirName, "index"))
 	res.PeakRSSMB = peakRSSMB()
+	if peer != nil {
+		res.FTS5.PeakRSSMB = peer.peakRSSMB()
+	}
 	res.Load[1] = loadAverage()
 	return res, nil
 }
+
+// newGenerator returns the synthetic corpus and query generator of every
+// bench run (and of the peer's child process).
+func newGenerator() *fixtures.Synthetic { return fixtures.NewSynthetic(1) }
 
 // source is a corpus that is never held in memory as a whole: its files are
 // generated or read again when needed.
@@ -429,7 +455,7 @@ func corpusQueries(src *source, n int) ([]string, error) {
 // run sends the query with a trailing space: the same search, but not the
 // same key for the result-page cache, which would answer it without
 // searching.
-func runQueries(ctx context.Context, svc *service.Service, peer *fts5, queries []string, res *Result) error {
+func runQueries(ctx context.Context, svc *service.Service, peer peer, queries []string, res *Result) error {
 	var first, warm, peerFirst, peerWarm []time.Duration
 	if peer != nil {
 		if err := peer.reopen(); err != nil {
@@ -449,11 +475,11 @@ func runQueries(ctx context.Context, svc *service.Service, peer *fts5, queries [
 			if peer == nil {
 				continue
 			}
-			start := time.Now()
-			if err := peer.search(ctx, ftsMatch(q)); err != nil {
+			d, err = peer.search(ctx, q)
+			if err != nil {
 				return err
 			}
-			*pass.fts5 = append(*pass.fts5, time.Since(start))
+			*pass.fts5 = append(*pass.fts5, d)
 		}
 	}
 	res.First, res.Warm = summarise(queries, first), summarise(queries, warm)

@@ -2,8 +2,10 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -113,5 +115,33 @@ func TestRunCorpusAndQueries(t *testing.T) {
 	}
 	if res.Docs != 3 || res.Queries != 2 {
 		t.Errorf("docs %d queries %d", res.Docs, res.Queries)
+	}
+}
+
+// The peer's child side answers build, search, reopen and peak requests
+// in JSON lines, and an unknown request with an error.
+func TestServePeer(t *testing.T) {
+	in := strings.NewReader(`{"op":"build"}` + "\n" + `{"op":"search","q":"\"a b\" c -d"}` + "\n" + `{"op":"reopen"}` + "\n" + `{"op":"peak"}` + "\n" + `{"op":"nope"}` + "\n")
+	var out strings.Builder
+	if err := ServePeer(context.Background(), Options{Docs: 30}, t.TempDir(), in, &out); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 5 {
+		t.Fatalf("replies %q", lines)
+	}
+	var build, search, peak, bad peerReply
+	for i, r := range []*peerReply{&build, &search, nil, &peak, &bad} {
+		if r != nil {
+			if err := json.Unmarshal([]byte(lines[i]), r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if build.Rows != 30 || build.Bytes <= 0 || build.Err != "" || search.Us <= 0 || search.Err != "" || bad.Err == "" {
+		t.Errorf("build %+v, search %+v, unknown %+v", build, search, bad)
+	}
+	if peak.PeakMB <= 0 && runtime.GOOS == "linux" {
+		t.Errorf("peak %+v", peak)
 	}
 }

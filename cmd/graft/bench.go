@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -17,6 +18,7 @@ func (a *app) benchCommand() *cobra.Command {
 		opt     bench.Options
 		queries string
 		verbose bool
+		peerDir string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -35,6 +37,16 @@ object on stdout.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opt.CorpusDir != "" && cmd.Flags().Changed("docs") {
 				return usageError{fmt.Errorf("--docs and --corpus exclude each other")}
+			}
+			if peerDir != "" {
+				// The FTS5 peer's child process (bench.ServePeer).
+				return bench.ServePeer(cmd.Context(), opt, peerDir, a.stdin, a.stdout)
+			}
+			if exe, err := os.Executable(); err == nil && !opt.NoPeer {
+				opt.PeerCommand = []string{exe, "bench", "--docs", strconv.Itoa(opt.Docs), "--fts5-peer-dir"}
+				if opt.CorpusDir != "" {
+					opt.PeerCommand = []string{exe, "bench", "--corpus", opt.CorpusDir, "--fts5-peer-dir"}
+				}
 			}
 			if queries != "" {
 				q, err := readQueries(queries)
@@ -65,6 +77,8 @@ object on stdout.`,
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "log progress on stderr")
 	cmd.Flags().BoolVar(&opt.NoPeer, "no-peer", false, "skip the SQLite FTS5 peer")
 	cmd.Flags().StringVar(&opt.CPUProfile, "cpuprofile", "", "write a CPU profile (pprof) of the full compile to this file")
+	cmd.Flags().StringVar(&peerDir, "fts5-peer-dir", "", "run as the FTS5 peer's child process over this folder (internal)")
+	cmd.Flags().MarkHidden("fts5-peer-dir")
 	return cmd
 }
 
