@@ -399,18 +399,22 @@ func queryMix(gen *fixtures.Synthetic, opt Options, src *source) ([]string, erro
 	return corpusQueries(src, builtinQueries)
 }
 
-// corpusQueries picks words of a real corpus: frequent and rarer words, pairs,
-// prefixes and phrases.
+// corpusQueries picks queries from a real corpus, in a cycle of eight: a
+// frequent word, a rarer word, both, a prefix, "or", an exclusion, and
+// quoted two- and three-word phrases taken from its documents.
 func corpusQueries(src *source, n int) ([]string, error) {
 	counts := map[string]int{}
+	var docs [][]string // each document's words, in order
 	for i := range src.paths {
 		data, err := src.read(i, 0)
 		if err != nil {
 			return nil, err
 		}
-		for _, w := range strings.FieldsFunc(strings.ToLower(string(data)), func(r rune) bool {
+		words := strings.FieldsFunc(strings.ToLower(string(data)), func(r rune) bool {
 			return !(r >= 'a' && r <= 'z')
-		}) {
+		})
+		docs = append(docs, words)
+		for _, w := range words {
 			if len(w) >= 4 && len(w) <= 12 {
 				counts[w]++
 			}
@@ -426,23 +430,50 @@ func corpusQueries(src *source, n int) ([]string, error) {
 		}
 		return words[i] < words[j]
 	})
-	if len(words) < 100 {
+	if len(words) < 400 {
 		return words, nil
+	}
+	// phrase returns n consecutive words (of 3 letters or more) of a
+	// document, "" when the document has none.
+	phrase := func(i, n int) string {
+		doc := docs[(i*31)%len(docs)]
+		for k := 0; k+n <= len(doc); k++ {
+			at := (k + i*17) % (len(doc) - n + 1)
+			run := doc[at : at+n]
+			ok := true
+			for _, w := range run {
+				ok = ok && len(w) >= 3
+			}
+			if ok {
+				return `"` + strings.Join(run, " ") + `"`
+			}
+		}
+		return ""
 	}
 	out := make([]string, 0, n)
 	for i := 0; len(out) < n; i++ {
 		a, b := words[(i*7)%300], words[300+(i*13)%(len(words)-300)]
-		switch i % 5 {
+		var q string
+		switch i % 8 {
 		case 0:
-			out = append(out, a)
+			q = a
 		case 1:
-			out = append(out, b)
+			q = b
 		case 2:
-			out = append(out, a+" "+b)
+			q = a + " " + b
 		case 3:
-			out = append(out, a[:4]+"*")
+			q = a[:4] + "*"
 		case 4:
-			out = append(out, a+" or "+b)
+			q = a + " or " + b
+		case 5:
+			q = b + " -" + a
+		case 6:
+			q = phrase(i, 2)
+		case 7:
+			q = phrase(i, 3)
+		}
+		if q != "" {
+			out = append(out, q)
 		}
 	}
 	return out, nil
