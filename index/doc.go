@@ -6,6 +6,20 @@
 // documents through the Mapper interface, so it never writes to Git and never
 // parses frontmatter itself.
 //
+// Its front door is Manager: Open, Compile, Search, Close. Behind it:
+//   - building: compile.go (full, incremental, staged merges), overlay.go,
+//     mapping.go and bodyfield.go (how a document becomes Bleve fields),
+//     pairs.go (common-word pairs);
+//   - the query engine: query.go (the language), plan.go, eval.go (a
+//     search's view of the chain), match.go (bitmaps and phrase
+//     positions), score.go (BM25, MaxScore), crew.go (parallel phases);
+//   - internal/snippet: cutting snippets, given a hit's text and the
+//     query's words;
+//   - internal/words: the text helpers the others share (the word
+//     tokenizer, ASCII lower-casing).
+//
+// The internal packages import nothing of index.
+//
 // Decisions where DESIGN is silent:
 //   - Files that give one document ID (SLUG_NOT_UNIQUE) are all reported and
 //     none is indexed until only one is left; an incremental compile resolves
@@ -34,7 +48,9 @@
 //     batches (250 documents), so analysis and segment building use both
 //     cores. The garbage collector runs at 200% during a full build of a
 //     production index (relaxGC): a fifth less CPU for about 60–100 MB more
-//     heap. At most 4 batches wait in memory for the persister. Bleve's
+//     heap, under a soft memory limit 256 MiB above what the process held
+//     when the build started. At most 4 batches wait in memory for the
+//     persister. Bleve's
 //     merger stays idle; a build of 40,000 documents or more merges each
 //     quarter of them into one segment while the build goes on (every
 //     document merged once, the merges beside the indexing), a smaller one
