@@ -158,7 +158,10 @@ func (m *Manager) Search(ctx context.Context, req SearchRequest) (SearchResult, 
 // searchPage runs one page of a search on the chain's indexes (held under
 // m.mu's read lock by the caller).
 func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, chain []*branchIndex, limit int, after *cursor, hash string) (*cachedPage, error) {
-	c := newCrew()
+	c := &crew{} // a small chain's phases are too short to share
+	if chainDocs(chain) >= crewMinDocs {
+		c = newCrew()
+	}
 	defer c.close()
 	langs := chainLangs(chain)
 	e, err := m.openEvaluation(c, chain, m.newPlan(pq, langs), req.Collection)
@@ -233,6 +236,26 @@ func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, 
 		page.hits[i] = f.hit
 	}
 	return page, nil
+}
+
+// crewMinDocs is the fewest documents a chain must hold for its searches
+// to run their phases on the crew's helpers. Below it a phase is a few
+// tens of microseconds, less than a helper takes to join, and on a busy
+// machine a helper the system deschedules in the middle of an item holds
+// the whole search up: on the Hugo docs (900 documents) with the cores
+// oversubscribed, the p99 of graft bench's first runs was 2.5 times
+// FTS5's with the helpers.
+const crewMinDocs = 20_000
+
+// chainDocs counts the documents of a chain's indexes (tombstones too).
+func chainDocs(chain []*branchIndex) uint64 {
+	var n uint64
+	for _, bi := range chain {
+		if c, err := bi.idx.DocCount(); err == nil {
+			n += c
+		}
+	}
+	return n
 }
 
 // chainLangs returns the language keys of a chain's documents, sorted (the
