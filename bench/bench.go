@@ -1,8 +1,10 @@
 // Package bench measures graft end to end on a fresh repository: it builds a
 // corpus (synthetic or a folder of Markdown files), commits it, compiles the
 // search index, and times incremental compiles, queries on production and on
-// a three-deep branch chain, and single-document writes. `graft bench` prints
-// its Result as one JSON object.
+// a three-deep branch chain, and single-document writes. Beside graft, in
+// the same run, it builds a SQLite FTS5 table of the same documents and
+// times the same queries on it (fts5.go). `graft bench` prints its Result
+// as one JSON object.
 package bench
 
 import (
@@ -10,10 +12,12 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,6 +40,16 @@ type Options struct {
 	Dir string
 	// Log receives progress lines; nil for none.
 	Log func(format string, args ...any)
+	// NoPeer skips the SQLite FTS5 peer.
+	NoPeer bool
+	// PeerCommand, when set, runs the FTS5 peer in a child process: the
+	// command (ServePeer behind it, over the same corpus) and its
+	// arguments, to which the peer's database folder is appended. Without
+	// it the peer runs in this process, and its memory counts in the peak.
+	PeerCommand []string
+	// CPUProfile, when set, is the file a CPU profile (pprof) of graft's
+	// full compile is written to.
+	CPUProfile string
 }
 
 // Result is what `graft bench` prints.
@@ -45,14 +59,47 @@ type Result struct {
 	FullCompileMs        int64   `json:"full_compile_ms"`
 	DocsPerS             float64 `json:"docs_per_s"`
 	IncrementalCompileMs float64 `json:"incremental_compile_ms"`
-	QueryP50Us           int64   `json:"query_p50_us"`
-	QueryP99Us           int64   `json:"query_p99_us"`
-	Chain3QueryP50Us     int64   `json:"chain3_query_p50_us"`
-	WriteCommitP50Us     int64   `json:"write_commit_p50_us"`
-	IndexBytes           int64   `json:"index_bytes"`
-	PeakRSSMB            float64 `json:"peak_rss_mb"`
-	Queries              int     `json:"queries"`
-	Problems             int     `json:"problems"`
+	// QueryP50Us and QueryP99Us are the first runs of every query.
+	QueryP50Us int64 `json:"query_p50_us"`
+	QueryP99Us int64 `json:"query_p99_us"`
+	// First holds the percentiles of each query's first run (graft's
+	// result and text caches hold nothing of it), overall and per class
+	// (words, phrases, exclusions, prefixes: classOf); Warm those of a
+	// second run of each query, after every first run, not answered from
+	// the result cache.
+	First            Latencies   `json:"first"`
+	Warm             Latencies   `json:"warm"`
+	SlowestFirst     []SlowQuery `json:"slowest_first"`
+	Chain3QueryP50Us int64       `json:"chain3_query_p50_us"`
+	WriteCommitP50Us int64       `json:"write_commit_p50_us"`
+	IndexBytes       int64       `json:"index_bytes"`
+	PeakRSSMB        float64     `json:"peak_rss_mb"`
+	Queries          int         `json:"queries"`
+	Problems         int         `json:"problems"`
+	// FTS5 is the SQLite FTS5 peer's figures in the same run (absent with
+	// Options.NoPeer).
+	FTS5 *Peer `json:"fts5,omitempty"`
+	// Load is the 1-minute load average at the start and at the end.
+	Load [2]float64 `json:"load"`
+}
+
+// Peer is what the SQLite FTS5 peer measured.
+type Peer struct {
+	Docs          int     `json:"docs"`
+	FullCompileMs int64   `json:"full_compile_ms"`
+	DocsPerS      float64 `json:"docs_per_s"`
+	DBBytes       int64   `json:"db_bytes"`
+	// PeakRSSMB is the peak memory of the peer's own process (0 when it
+	// ran in graft's).
+	PeakRSSMB    float64     `json:"peak_rss_mb"`
+	QueryP50Us   int64       `json:"query_p50_us"`
+	QueryP99Us   int64       `json:"query_p99_us"`
+	First        Latencies   `json:"first"`
+	Warm         Latencies   `json:"warm"`
+	SlowestFirst []SlowQuery `json:"slowest_first"`
+	// Ratios are graft's figures divided by the peer's: full compile time,
+	// first-run and warm query p99.
+	Ratios map[string]float64 `json:"graft_over_fts5"`
 }
 
 const (
@@ -81,12 +128,13 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	}
-	gen := fixtures.NewSynthetic(1)
+	gen := newGenerator()
 	src, err := corpus(opt, gen)
 	if err != nil {
 		return Result{}, err
 	}
 	var res Result
+	res.Load[0] = loadAverage()
 	logf("committing %d files", len(src.paths))
 	r, err := repo.InitRepo(dir, false)
 	if err != nil {
@@ -107,17 +155,48 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 	defer svc.Close()
 
 	logf("full compile")
-	start := time.Now()
-	out, err := svc.Compile(ctx, operator, service.CompileInput{Full: true})
+	stopProfile, err := startProfile(opt.CPUProfile)
 	if err != nil {
 		return res, err
 	}
+	start := time.Now()
+	out, err := svc.Compile(ctx, operator, service.CompileInput{Full: true})
 	full := time.Since(start)
+	if perr := stopProfile(); err == nil {
+		err = perr
+	}
+	if err != nil {
+		return res, err
+	}
 	res.FullCompileMs = full.Milliseconds()
 	last := out.Results[len(out.Results)-1]
 	res.Problems = len(last.Problems)
 	res.Docs = last.Changes.Added + last.Changes.Changed + last.Changes.Unchanged - res.Problems
 	res.DocsPerS = float64(res.Docs) / full.Seconds()
+
+	var peer peer
+	if !opt.NoPeer {
+		logf("fts5 build")
+		peerDir := filepath.Join(dir, ".bench-fts5")
+		if err := os.MkdirAll(peerDir, 0o755); err != nil {
+			return res, err
+		}
+		if opt.PeerCommand != nil {
+			child, err := startChildPeer(ctx, append(opt.PeerCommand[:len(opt.PeerCommand):len(opt.PeerCommand)], peerDir))
+			if err != nil {
+				return res, err
+			}
+			peer = child
+		} else {
+			peer = &localPeer{dir: peerDir, src: src}
+		}
+		defer peer.close()
+		rows, took, size, err := peer.build(ctx)
+		if err != nil {
+			return res, err
+		}
+		res.FTS5 = &Peer{Docs: rows, FullCompileMs: took.Milliseconds(), DocsPerS: float64(rows) / took.Seconds(), DBBytes: size}
+	}
 
 	logf("incremental compiles and writes")
 	editable := src.paths
@@ -159,12 +238,10 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 		}
 	}
 	res.Queries = len(queries)
-	logf("%d queries on production", len(queries))
-	lat, err := runQueries(ctx, svc, "", queries)
-	if err != nil {
+	logf("%d queries on production, first and warm runs", len(queries))
+	if err := runQueries(ctx, svc, peer, queries, &res); err != nil {
 		return res, err
 	}
-	res.QueryP50Us, res.QueryP99Us = percentile(lat, 50).Microseconds(), percentile(lat, 99).Microseconds()
 
 	logf("three-deep chain")
 	leaf, err := buildChain(ctx, r, src, sig)
@@ -174,15 +251,25 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 	if _, err := svc.Compile(ctx, operator, service.CompileInput{Branch: leaf}); err != nil {
 		return res, err
 	}
-	lat, err = runQueries(ctx, svc, leaf, queries)
-	if err != nil {
-		return res, err
+	lat := make([]time.Duration, len(queries))
+	for i, q := range queries {
+		if lat[i], err = graftSearch(ctx, svc, leaf, q); err != nil {
+			return res, err
+		}
 	}
 	res.Chain3QueryP50Us = percentile(lat, 50).Microseconds()
 	res.IndexBytes = dirSize(filepath.Join(dir, repo.StateDirName, "index"))
 	res.PeakRSSMB = peakRSSMB()
+	if peer != nil {
+		res.FTS5.PeakRSSMB = peer.peakRSSMB()
+	}
+	res.Load[1] = loadAverage()
 	return res, nil
 }
+
+// newGenerator returns the synthetic corpus and query generator of every
+// bench run (and of the peer's child process).
+func newGenerator() *fixtures.Synthetic { return fixtures.NewSynthetic(1) }
 
 // source is a corpus that is never held in memory as a whole: its files are
 // generated or read again when needed.
@@ -313,18 +400,22 @@ func queryMix(gen *fixtures.Synthetic, opt Options, src *source) ([]string, erro
 	return corpusQueries(src, builtinQueries)
 }
 
-// corpusQueries picks words of a real corpus: frequent and rarer words, pairs,
-// prefixes and phrases.
+// corpusQueries picks queries from a real corpus, in a cycle of eight: a
+// frequent word, a rarer word, both, a prefix, "or", an exclusion, and
+// quoted two- and three-word phrases taken from its documents.
 func corpusQueries(src *source, n int) ([]string, error) {
 	counts := map[string]int{}
+	var docs [][]string // each document's words, in order
 	for i := range src.paths {
 		data, err := src.read(i, 0)
 		if err != nil {
 			return nil, err
 		}
-		for _, w := range strings.FieldsFunc(strings.ToLower(string(data)), func(r rune) bool {
+		words := strings.FieldsFunc(strings.ToLower(string(data)), func(r rune) bool {
 			return !(r >= 'a' && r <= 'z')
-		}) {
+		})
+		docs = append(docs, words)
+		for _, w := range words {
 			if len(w) >= 4 && len(w) <= 12 {
 				counts[w]++
 			}
@@ -340,50 +431,151 @@ func corpusQueries(src *source, n int) ([]string, error) {
 		}
 		return words[i] < words[j]
 	})
-	if len(words) < 100 {
+	if len(words) < 400 {
 		return words, nil
+	}
+	// phrase returns n consecutive words (of 3 letters or more) of a
+	// document, "" when the document has none.
+	phrase := func(i, n int) string {
+		doc := docs[(i*31)%len(docs)]
+		for k := 0; k+n <= len(doc); k++ {
+			at := (k + i*17) % (len(doc) - n + 1)
+			run := doc[at : at+n]
+			ok := true
+			for _, w := range run {
+				ok = ok && len(w) >= 3
+			}
+			if ok {
+				return `"` + strings.Join(run, " ") + `"`
+			}
+		}
+		return ""
 	}
 	out := make([]string, 0, n)
 	for i := 0; len(out) < n; i++ {
 		a, b := words[(i*7)%300], words[300+(i*13)%(len(words)-300)]
-		switch i % 5 {
+		var q string
+		switch i % 8 {
 		case 0:
-			out = append(out, a)
+			q = a
 		case 1:
-			out = append(out, b)
+			q = b
 		case 2:
-			out = append(out, a+" "+b)
+			q = a + " " + b
 		case 3:
-			out = append(out, a[:4]+"*")
+			q = a[:4] + "*"
 		case 4:
-			out = append(out, a+" or "+b)
+			q = a + " or " + b
+		case 5:
+			q = b + " -" + a
+		case 6:
+			q = phrase(i, 2)
+		case 7:
+			q = phrase(i, 3)
+		}
+		if q != "" {
+			out = append(out, q)
 		}
 	}
 	return out, nil
 }
 
-func runQueries(ctx context.Context, svc *service.Service, branch string, queries []string) ([]time.Duration, error) {
-	lat := make([]time.Duration, 0, len(queries))
-	for _, q := range queries {
-		start := time.Now()
-		if _, err := svc.Search(ctx, operator, service.SearchInput{Query: q, Branch: branch, Limit: 10, NoRefresh: true}); err != nil {
-			return nil, fmt.Errorf("query %q: %w", q, err)
+// runQueries times every query on production twice, graft and the peer
+// (when there is one) one after the other for each query, so that both are
+// disturbed alike by whatever else runs: first runs (the peer's database
+// opened again, so its page cache is empty), then warm runs. graft's warm
+// run sends the query with a trailing space: the same search, but not the
+// same key for the result-page cache, which would answer it without
+// searching.
+func runQueries(ctx context.Context, svc *service.Service, peer peer, queries []string, res *Result) error {
+	var first, warm, peerFirst, peerWarm []time.Duration
+	if peer != nil {
+		if err := peer.reopen(); err != nil {
+			return err
 		}
-		lat = append(lat, time.Since(start))
 	}
-	return lat, nil
+	for _, pass := range []struct {
+		suffix      string
+		graft, fts5 *[]time.Duration
+	}{{"", &first, &peerFirst}, {" ", &warm, &peerWarm}} {
+		for _, q := range queries {
+			d, err := graftSearch(ctx, svc, "", q+pass.suffix)
+			if err != nil {
+				return err
+			}
+			*pass.graft = append(*pass.graft, d)
+			if peer == nil {
+				continue
+			}
+			d, err = peer.search(ctx, q)
+			if err != nil {
+				return err
+			}
+			*pass.fts5 = append(*pass.fts5, d)
+		}
+	}
+	res.First, res.Warm = summarise(queries, first), summarise(queries, warm)
+	res.QueryP50Us, res.QueryP99Us = res.First[classAll].P50Us, res.First[classAll].P99Us
+	res.SlowestFirst = slowest(queries, first, 5)
+	if peer == nil {
+		return nil
+	}
+	p := res.FTS5
+	p.First, p.Warm = summarise(queries, peerFirst), summarise(queries, peerWarm)
+	p.QueryP50Us, p.QueryP99Us = p.First[classAll].P50Us, p.First[classAll].P99Us
+	p.SlowestFirst = slowest(queries, peerFirst, 5)
+	ratio := func(a, b int64) float64 {
+		if b <= 0 {
+			return 0
+		}
+		return math.Round(float64(a)/float64(b)*100) / 100
+	}
+	p.Ratios = map[string]float64{
+		"full_compile":    ratio(res.FullCompileMs, p.FullCompileMs),
+		"query_p99_first": ratio(res.First[classAll].P99Us, p.First[classAll].P99Us),
+		"query_p99_warm":  ratio(res.Warm[classAll].P99Us, p.Warm[classAll].P99Us),
+	}
+	return nil
 }
 
-func median(d []time.Duration) time.Duration { return percentile(d, 50) }
+// graftSearch times one search of graft (ten hits with snippets).
+func graftSearch(ctx context.Context, svc *service.Service, branch, q string) (time.Duration, error) {
+	start := time.Now()
+	if _, err := svc.Search(ctx, operator, service.SearchInput{Query: q, Branch: branch, Limit: 10, NoRefresh: true}); err != nil {
+		return 0, fmt.Errorf("query %q: %w", q, err)
+	}
+	return time.Since(start), nil
+}
 
-func percentile(d []time.Duration, p int) time.Duration {
-	if len(d) == 0 {
+// startProfile starts a CPU profile into the file name ("" for none) and
+// returns the function that ends it.
+func startProfile(name string) (stop func() error, err error) {
+	if name == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
+}
+
+// loadAverage returns the 1-minute load average (Linux), 0 elsewhere:
+// other work on the machine shares the cores and moves every figure.
+func loadAverage() float64 {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
 		return 0
 	}
-	s := append([]time.Duration{}, d...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	i := (len(s)*p + 99) / 100
-	return s[min(max(i-1, 0), len(s)-1)]
+	f, _ := strconv.ParseFloat(strings.Fields(string(raw) + " 0")[0], 64)
+	return f
 }
 
 func dirSize(dir string) int64 {

@@ -6,8 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -154,6 +156,7 @@ func BenchmarkFullCompile(b *testing.B) {
 		}
 		b.ReportMetric(float64(segmentCount(b, m, "main")), "segments")
 		m.Close()
+		b.ReportMetric(float64(dirBytes(m.dir))/1e6, "index-MB")
 	}
 	b.ReportMetric(float64(c.n)*float64(b.N)/b.Elapsed().Seconds(), "docs/s")
 	b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
@@ -285,31 +288,10 @@ func BenchmarkSearchChain3(b *testing.B) {
 	runSearchBench(b, m, []string{"bench-draft", "bench-preview", "main"})
 }
 
-// BenchmarkSnippet cuts the snippet of one synthetic document (its plain
-// text as search has it) for a word, a phrase and a prefix.
-func BenchmarkSnippet(b *testing.B) {
-	m := &Manager{an: testAnalyzers(b), chunks: newChunkCache()}
-	gen := fixtures.NewSynthetic(1)
-	texts := make([]string, 100)
-	for i := range texts {
-		texts[i] = string(gen.Doc(i, 0)) // frontmatter and Markdown marks are text here too
-	}
-	pq, err := ParseQuery(`tevisute "posto dartemor" galn*`)
-	if err != nil {
-		b.Fatal(err)
-	}
-	words := m.snippetWords(neutralKey, snippetTerms(pq))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		m.snippet(texts[i%len(texts)], words)
-	}
-}
-
-// BenchmarkBodyPhrase searches body phrases, which are checked against the
-// text of the documents holding all their words (bodies keep no positions):
-// two words each in a large share of the documents, two common words (one
-// pair term) and three common words. The result and body-text caches start
-// empty every time, so each search reads its candidates' blobs.
+// BenchmarkBodyPhrase searches body phrases, matched on their words'
+// positions: two words each in a large share of the documents, two common
+// words (one pair term), three common words (two pairs, then positions) and
+// three frequent words. The result cache starts empty every time.
 func BenchmarkBodyPhrase(b *testing.B) {
 	c := benchCorpus(b, *benchDocs)
 	m := benchManager(b, c)
@@ -322,13 +304,13 @@ func BenchmarkBodyPhrase(b *testing.B) {
 		{"frequent-pair", w[100] + " " + w[101]},
 		{"common-pair", w[0] + " " + w[1]},
 		{"common-triple", w[0] + " " + w[1] + " " + w[2]},
+		{"frequent-triple", w[100] + " " + w[101] + " " + w[102]},
 	}
 	for _, p := range phrases {
 		b.Run(p.name, func(b *testing.B) {
 			var total uint64
 			for b.Loop() {
 				m.results = newResultCache(512)
-				m.bodies = newTextCache(bodyTextBytes)
 				res, err := m.Search(ctx, SearchRequest{Query: `"` + p.words + `"`, Chain: []string{"main"}, Limit: 10})
 				if err != nil {
 					b.Fatal(err)
@@ -338,4 +320,18 @@ func BenchmarkBodyPhrase(b *testing.B) {
 			b.ReportMetric(float64(total), "matches")
 		})
 	}
+}
+
+// dirBytes is the size of the files under dir.
+func dirBytes(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }

@@ -1,24 +1,26 @@
 package index
 
 import (
+	"github.com/graft-studio/graft/index/internal/words"
+	"sync"
 	"unsafe"
 
 	"github.com/blevesearch/bleve/v2/analysis"
 	bindex "github.com/blevesearch/bleve_index_api"
 )
 
-// bodyField is a document's body as Bleve indexes it: its words counted
-// (bodies keep frequencies, not positions: optBody) and, when its language
-// has common words, its common-word pairs counted for the pair field, both
-// in one pass over the text. A Bleve text field would make a token for
-// every word and then a map entry per word in a second pass: those were a
-// fifth of a full build's CPU and most of its garbage.
+// bodyField is a document's body as Bleve indexes it: its words counted,
+// with their positions (phrases are matched on them), and, when its
+// language has common words, its common-word pairs counted for the pair
+// field, all in one pass over the text. A Bleve text field would make a
+// token for every word and then a map entry per word in a second pass:
+// those were a fifth of a full build's CPU and most of its garbage.
 //
 // With the neutral analyzer (Unicode words, lower-cased) an ASCII text is
-// counted from its lower-cased copy (appendLowerASCII) without making
+// counted from its lower-cased copy (words.AppendLower) without making
 // tokens; any other text or analyzer runs the analyzer and counts its
-// tokens. Both give exactly what the analyzer gives
-// (TestBodyFieldCountsAsTheAnalyzer).
+// tokens. Both give exactly the terms, frequencies and positions the
+// analyzer gives (TestBodyFieldCountsAsTheAnalyzer).
 type bodyField struct {
 	name    string
 	text    []byte
@@ -62,8 +64,8 @@ func (f *bodyField) Analyze() {
 	}
 	var prev []byte // the previous word when it is common, else nil
 	pair := make([]byte, 0, 64)
-	word := func(term []byte, follows bool) {
-		f.words.add(term)
+	word := func(term []byte, pos int, follows bool) {
+		f.words.at(term, pos)
 		if pairs == nil {
 			return
 		}
@@ -78,27 +80,46 @@ func (f *bodyField) Analyze() {
 		prev = term
 	}
 	if f.neutral {
-		sc := scratches.Get().(*scratch)
-		defer scratches.Put(sc)
+		buf := lowerBufs.Get().(*[]byte)
+		defer lowerBufs.Put(buf)
 		var ascii bool
-		if sc.low, ascii = appendLowerASCII(sc.low[:0], f.text); ascii {
+		if *buf, ascii = words.AppendLower((*buf)[:0], f.text); ascii {
 			// Lower-casing moves no word boundary: split the copy.
-			lower := sc.low
-			asciiWords(lower, func(start, end int, _ bool) { word(lower[start:end:end], true) })
+			lower := *buf
+			pos := 0
+			words.ScanASCII(lower, func(start, end int, _ bool) {
+				pos++
+				word(lower[start:end:end], pos, true)
+			})
+			f.words.locate()
 			return
 		}
 	}
 	tokens := f.an.Analyze(f.text)
 	for i, t := range tokens {
-		word(t.Term, i > 0 && t.Position == tokens[i-1].Position+1)
+		word(t.Term, t.Position, i > 0 && t.Position == tokens[i-1].Position+1)
 	}
+	f.words.locate()
 }
 
-// termCounts counts the terms of one field of one document.
+// lowerBufs lend the buffers bodies are lower-cased into.
+var lowerBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// termCounts counts the terms of one field of one document and, for a
+// body, keeps their positions.
 type termCounts struct {
 	freqs  bindex.TokenFrequencies
 	slab   []bindex.TokenFreq
 	tokens int
+	// occ lists the body's words in order, by their counts and positions,
+	// until locate gives every term its locations.
+	occ []occurrence
+}
+
+// occurrence is one word of a body at its position.
+type occurrence struct {
+	tf  *bindex.TokenFreq
+	pos int
 }
 
 func newTermCounts(distinct int) termCounts {
@@ -106,11 +127,11 @@ func newTermCounts(distinct int) termCounts {
 }
 
 // add counts one occurrence of term (which it does not keep).
-func (c *termCounts) add(term []byte) {
+func (c *termCounts) add(term []byte) *bindex.TokenFreq {
 	c.tokens++
 	if tf, ok := c.freqs[string(term)]; ok {
 		tf.SetFrequency(tf.Frequency() + 1)
-		return
+		return tf
 	}
 	if len(c.slab) == cap(c.slab) {
 		c.slab = make([]bindex.TokenFreq, 0, max(16, len(c.freqs)/2))
@@ -120,6 +141,33 @@ func (c *termCounts) add(term []byte) {
 	tf := &c.slab[len(c.slab)-1]
 	tf.SetFrequency(1)
 	c.freqs[key] = tf
+	return tf
+}
+
+// at counts one occurrence of term at a position, kept for locate.
+func (c *termCounts) at(term []byte, pos int) {
+	c.occ = append(c.occ, occurrence{c.add(term), pos})
+}
+
+// locate gives every term counted by at its locations, in order: one
+// position each, no byte offsets (nothing reads them), from two
+// allocations for the whole field.
+func (c *termCounts) locate() {
+	locs := make([]bindex.TokenLocation, len(c.occ))
+	ptrs := make([]*bindex.TokenLocation, len(c.occ))
+	next := 0
+	for _, o := range c.occ {
+		if o.tf.Locations == nil {
+			n := o.tf.Frequency()
+			o.tf.Locations = ptrs[next : next : next+n]
+			next += n
+		}
+	}
+	for i, o := range c.occ {
+		locs[i].Position = o.pos
+		o.tf.Locations = append(o.tf.Locations, &locs[i])
+	}
+	c.occ = nil
 }
 
 // The rest implements document.Field for Bleve.

@@ -12,10 +12,11 @@ import (
 
 // referenceCounts analyses text the way a Bleve text field does and counts
 // its terms, and the pairs of adjacent common words.
-func referenceCounts(an analysis.Analyzer, text string, common map[string]bool) (words, pairs map[string]int, length int) {
+func referenceCounts(an analysis.Analyzer, text string, common map[string]bool) (words, pairs map[string]int, positions map[string][]int, length int) {
 	f := document.NewTextFieldCustom("body", nil, []byte(text), optBody, an)
 	f.Analyze()
 	words = freqsOf(f.AnalyzedTokenFrequencies())
+	positions = positionsOf(f.AnalyzedTokenFrequencies())
 	pairs = map[string]int{}
 	ts := an.Analyze([]byte(text))
 	for i := 1; i < len(ts); i++ {
@@ -24,7 +25,7 @@ func referenceCounts(an analysis.Analyzer, text string, common map[string]bool) 
 			pairs[string(p.Term)+" "+string(t.Term)]++
 		}
 	}
-	return words, pairs, f.AnalyzedLength()
+	return words, pairs, positions, f.AnalyzedLength()
 }
 
 func freqsOf(tfs bindex.TokenFrequencies) map[string]int {
@@ -38,15 +39,29 @@ func freqsOf(tfs bindex.TokenFrequencies) map[string]int {
 	return out
 }
 
+// positionsOf lists every term's positions, in order.
+func positionsOf(tfs bindex.TokenFrequencies) map[string][]int {
+	out := map[string][]int{}
+	for term, tf := range tfs {
+		for _, l := range tf.Locations {
+			out[term] = append(out[term], l.Position)
+		}
+	}
+	return out
+}
+
 // checkBodyField compares a body field's counts with the reference.
 func checkBodyField(t *testing.T, an *analyzers, lang, text string, common map[string]bool) {
 	t.Helper()
 	a := an.forKey(lang)
-	wantWords, wantPairs, wantLen := referenceCounts(a, text, common)
+	wantWords, wantPairs, wantPositions, wantLen := referenceCounts(a, text, common)
 	body, pairs := newBodyField("body", "pair", []byte(text), a, lang == neutralKey, common)
 	body.Analyze()
 	if got := freqsOf(body.AnalyzedTokenFrequencies()); !maps.Equal(got, wantWords) {
 		t.Errorf("%s %q: words %v, want %v", lang, text, got, wantWords)
+	}
+	if got := positionsOf(body.AnalyzedTokenFrequencies()); !reflect.DeepEqual(got, wantPositions) {
+		t.Errorf("%s %q: positions %v, want %v", lang, text, got, wantPositions)
 	}
 	if got := body.AnalyzedLength(); got != wantLen {
 		t.Errorf("%s %q: length %d, want %d", lang, text, got, wantLen)
@@ -73,8 +88,8 @@ func checkBodyField(t *testing.T, an *analyzers, lang, text string, common map[s
 	}
 }
 
-// A body field counts exactly the terms and pairs the language's analyzer
-// gives, on its fast path (ASCII, neutral analyzer) and off it.
+// A body field counts exactly the terms, positions and pairs the
+// language's analyzer gives, on its fast path (ASCII, neutral analyzer) and off it.
 func TestBodyFieldCountsAsTheAnalyzer(t *testing.T) {
 	an := testAnalyzers(t)
 	common := map[string]bool{"the": true, "of": true, "how": true, "to": true, "a": true, "的": true, "是": true}
@@ -98,7 +113,7 @@ func TestBodyFieldCountsAsTheAnalyzer(t *testing.T) {
 	// across it, a pair where they follow each other.
 	gap := map[string]bool{"book": true, "shelf": true}
 	checkBodyField(t, an, "en", "book the shelf and book shelf", gap)
-	if _, pairs, _ := referenceCounts(an.forKey("en"), "book the shelf and book shelf", gap); !maps.Equal(pairs, map[string]int{"book shelf": 1}) {
+	if _, pairs, _, _ := referenceCounts(an.forKey("en"), "book the shelf and book shelf", gap); !maps.Equal(pairs, map[string]int{"book shelf": 1}) {
 		t.Errorf("reference pairs across a stop word: %v", pairs)
 	}
 }

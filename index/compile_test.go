@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime/debug"
 	"slices"
 	"testing"
@@ -142,6 +143,7 @@ func gcPercent() int {
 // a target set higher (or off).
 func TestRelaxGC(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
 	for _, start := range []int{100, 50, 400, -1} {
 		debug.SetGCPercent(start)
 		want := buildGCPercent
@@ -153,6 +155,10 @@ func TestRelaxGC(t *testing.T) {
 		if got := gcPercent(); got != want {
 			t.Errorf("from %d, during two builds: %d, want %d", start, got, want)
 		}
+		// A process without a memory limit gets one during builds.
+		if limit := debug.SetMemoryLimit(-1); limit == math.MaxInt64 || limit < buildHeapBudget {
+			t.Errorf("from %d, during two builds: memory limit %d", start, limit)
+		}
 		first()
 		first() // a second call changes nothing
 		if got := gcPercent(); got != want {
@@ -162,5 +168,15 @@ func TestRelaxGC(t *testing.T) {
 		if got := gcPercent(); got != start {
 			t.Errorf("from %d, after the builds: %d", start, got)
 		}
+		if limit := debug.SetMemoryLimit(-1); limit != math.MaxInt64 {
+			t.Errorf("from %d, after the builds: memory limit %d", start, limit)
+		}
 	}
+	// A limit the process set is kept.
+	debug.SetMemoryLimit(1 << 40)
+	restore := relaxGC()
+	if limit := debug.SetMemoryLimit(-1); limit != 1<<40 {
+		t.Errorf("during a build: memory limit %d, want the process's", limit)
+	}
+	restore()
 }

@@ -6,6 +6,20 @@
 // documents through the Mapper interface, so it never writes to Git and never
 // parses frontmatter itself.
 //
+// Its front door is Manager: Open, Compile, Search, Close. Behind it:
+//   - building: compile.go (full, incremental, staged merges), overlay.go,
+//     mapping.go and bodyfield.go (how a document becomes Bleve fields),
+//     pairs.go (common-word pairs);
+//   - the query engine: query.go (the language), plan.go, eval.go (a
+//     search's view of the chain), match.go (bitmaps and phrase
+//     positions), score.go (BM25, MaxScore), crew.go (parallel phases);
+//   - internal/snippet: cutting snippets, given a hit's text and the
+//     query's words;
+//   - internal/words: the text helpers the others share (the word
+//     tokenizer, ASCII lower-casing).
+//
+// The internal packages import nothing of index.
+//
 // Decisions where DESIGN is silent:
 //   - Files that give one document ID (SLUG_NOT_UNIQUE) are all reported and
 //     none is indexed until only one is left; an incremental compile resolves
@@ -34,7 +48,9 @@
 //     batches (250 documents), so analysis and segment building use both
 //     cores. The garbage collector runs at 200% during a full build of a
 //     production index (relaxGC): a fifth less CPU for about 60–100 MB more
-//     heap. At most 4 batches wait in memory for the persister. Bleve's
+//     heap, under a soft memory limit 256 MiB above what the process held
+//     when the build started. At most 4 batches wait in memory for the
+//     persister. Bleve's
 //     merger stays idle; a build of 40,000 documents or more merges each
 //     quarter of them into one segment while the build goes on (every
 //     document merged once, the merges beside the indexing), a smaller one
@@ -55,17 +71,17 @@
 //     seen twice or missed, every other one exactly once.
 //   - A prefix clause (word*) scores every match the same, as Lucene does;
 //     a filter (field:value, collection:) scores nothing.
-//   - Bodies keep each word's frequency but not its positions (optBody): an
-//     index at 100,000 documents is 160 MB instead of 353 MB, which keeps a
-//     process that searches it under 500 MB. A two-word phrase of common
-//     words is one term of the pair field (pairs.go). Any other body phrase
-//     is checked against the text of the documents that hold all its words
-//     (and pairs): the text the index was built from, read from Git through
-//     the Mapper's BodyMapper and analysed again, about 0.1 ms a document
-//     the first time. Phrases in slugs, titles and other frontmatter keep
-//     using positions.
-//   - A body's words and common-word pairs are counted in one pass without
-//     tokens (bodyfield.go).
+//   - Bodies keep each word's frequency and positions, without byte
+//     offsets (bodyField, optBody), and every phrase is matched on them:
+//     the documents holding all its words (and common-word pairs) are
+//     narrowed by the group's other clauses, then checked by merging the
+//     words' sorted positions (phraseMatcher). A two-word phrase of common
+//     words is one term of the pair field (pairs.go); a longer phrase of
+//     common words takes its candidates from its pairs first. Bodies
+//     without positions, checked against the text read from Git, were
+//     tried: see docs/decisions.md.
+//   - A body's words, positions and common-word pairs are counted in one
+//     pass without tokens (bodyfield.go).
 //   - Hits take their frontmatter from a stored field (_data), read from
 //     the segment that holds them, and their snippet from the blob through
 //     the Mapper's TextMapper, which converts the body in one pass without
@@ -152,17 +168,6 @@ type TextMapper interface {
 	Mapper
 	// Text returns the plain text of the file's body.
 	Text(path string, blob []byte) string
-}
-
-// BodyMapper is a Mapper that can also give the text Map indexes for a
-// document's body (Document.Text) without validating the file, more cheaply
-// than Map; body phrases are checked against it (bodies keep no word
-// positions). For every file Map accepts it must return exactly Map's
-// Document.Text.
-type BodyMapper interface {
-	Mapper
-	// BodyText returns the indexed text of the file's body.
-	BodyText(path string, blob []byte) string
 }
 
 // Change is one path that differs between two trees. From and To are blob

@@ -106,13 +106,11 @@ type evaluation struct {
 	filter string // collection filter
 	an     *analyzers
 	crew   *crew // runs the parallel phases
-	// bodyText returns the text a document's body was indexed from.
-	bodyText func(path, version string) (string, error)
 }
 
 // openEvaluation opens the chain's indexes for a search; close releases them.
 func (m *Manager) openEvaluation(c *crew, chain []*branchIndex, p plan, collection string) (*evaluation, error) {
-	e := &evaluation{p: p, filter: collection, an: m.an, crew: c, bodyText: m.bodyText}
+	e := &evaluation{p: p, filter: collection, an: m.an, crew: c}
 	ok := false
 	defer func() {
 		if !ok {

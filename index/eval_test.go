@@ -6,7 +6,11 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/blevesearch/bleve/v2/analysis"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
 
 	"github.com/graft-studio/graft/fixtures"
 )
@@ -134,7 +138,7 @@ func TestEvaluatorMatchesBleve(t *testing.T) {
 		"bibliothèques", `"la bibliothèque"`, "le", "ville -matin", "livre or soir", "tags:ville", "tags:vil*",
 		"collection:notes", "collection:no*", "collection:notes -bibliothèque", "-matin", "revision", "revision or ville",
 		`"revision 1"`, "weight:42", "title:note*", "doc*", "zzzz", `"le matin"`,
-		// body phrases checked on the text, narrowed by the other clauses
+		// body phrases checked on positions, narrowed by the other clauses
 		`"la ville" matin`, `ville -"la ville ouvre"`, `"ville ouvre le" or livre`, `bibliothèque -"des livres"`, `"revision 1" revision`)
 	chains := [][]string{{"main"}, {"dev", "main"}, {"leaf", "dev", "main"}}
 	for _, chain := range chains {
@@ -262,10 +266,11 @@ func TestChainExclusionFollowsTheOverlay(t *testing.T) {
 	}
 }
 
-// phraseIn finds a phrase in an analysed text by its words' positions,
-// gaps (stop words an analyzer dropped) included.
-func TestPhraseIn(t *testing.T) {
-	an := testAnalyzers(t)
+// A body phrase matches on its words' positions in the index, gaps (stop
+// words an analyzer dropped) included: each text is a document of a
+// collection in its language, each phrase is searched, and the document
+// must be among the hits exactly when its text holds the phrase.
+func TestBodyPhrasePositions(t *testing.T) {
 	tests := []struct {
 		lang, text, phrase string
 		want               bool
@@ -276,13 +281,16 @@ func TestPhraseIn(t *testing.T) {
 		{neutralKey, "one two three two", "one three", false},
 		{neutralKey, "one two three two", "one two three two", true},
 		{neutralKey, "two. Three", "two three", true}, // punctuation is no gap
-		{neutralKey, "", "two three", false},
 		{neutralKey, "One TWO", "one two", true},
 		{neutralKey, "two", "two three", false},
 		{neutralKey, "a a a b", "a a b", true}, // overlapping starts
 		{neutralKey, "a a c a b", "a a b", false},
 		{neutralKey, "x can't stop", "can't stop", true},
 		{neutralKey, "Élan of the café", "of the café", true}, // not ASCII: through the analyzer
+		{neutralKey, "b a", "a b", false},
+		{neutralKey, "a a b a b", "a b a", true}, // a word twice in the phrase
+		{neutralKey, "a b b a", "a b a", false},
+		{neutralKey, "x y x z x y x", "x y x y", false},
 		{"en", "The cat of the house sleeps", "cat of the house", true},
 		{"en", "The cat of the house sleeps", "cat house", false}, // the stop words' gap counts
 		{"en", "The cat in a house", "cat of the house", true},    // any stop words fill it
@@ -292,34 +300,46 @@ func TestPhraseIn(t *testing.T) {
 		{"cjk", "我们喜欢搜索引擎", "搜索引擎", true},
 		{"cjk", "我们喜欢搜索引擎", "引擎搜索", false},
 	}
-	for _, tt := range tests {
-		a := an.forKey(tt.lang)
-		var terms []phraseTerm
-		ts := a.Analyze([]byte(tt.phrase))
-		for _, t := range ts {
-			terms = append(terms, phraseTerm{term: string(t.Term), pos: t.Position - ts[0].Position})
-		}
-		if got := phraseIn(a.Analyze([]byte(tt.text)), terms); got != tt.want {
+	colls := map[string]string{neutralKey: "plain", "en": "english", "cjk": "chinese"}
+	files := map[string]string{}
+	for i, tt := range tests {
+		files[fmt.Sprintf("content/%s/t%d.md", colls[tt.lang], i)] = md("Note", tt.text)
+	}
+	r := newTestRepo(t)
+	r.commit("main", "", files)
+	m := newManager(t, r, map[string]string{"english": "en", "chinese": "zh"})
+	mustCompile(t, m, "main", CompileOptions{})
+	for i, tt := range tests {
+		id := fmt.Sprintf("main|%s:t%d", colls[tt.lang], i)
+		got := slices.Contains(searchIDs(t, m, `"`+tt.phrase+`"`, "main"), id)
+		if got != tt.want {
 			t.Errorf("%s: %q in %q = %v, want %v", tt.lang, tt.phrase, tt.text, got, tt.want)
-		}
-		e := &evaluation{an: an}
-		if got := e.textHolds(tt.lang, tt.text, terms); got != tt.want {
-			t.Errorf("%s: textHolds(%q, %q) = %v, want %v", tt.lang, tt.text, tt.phrase, got, tt.want)
 		}
 	}
 }
 
-// The neutral analyzer's ASCII path finds exactly the phrases the tokens do.
-func FuzzTextHolds(f *testing.F) {
-	for _, s := range [][2]string{{"one two three", "two three"}, {"A a a B", "a a b"}, {"x.y z", "y z"}, {"3.14 pi", "14 pi"}} {
+// location is a segment.Location at a position, for phraseMatcher.
+type location struct {
+	pos   uint64
+	array []uint64
+}
+
+func (l location) Field() string            { return "" }
+func (l location) Start() uint64            { return 0 }
+func (l location) End() uint64              { return 0 }
+func (l location) Pos() uint64              { return l.pos }
+func (l location) ArrayPositions() []uint64 { return l.array }
+func (l location) Size() int                { return 0 }
+
+// phraseMatcher finds exactly the phrases that trying every word of the
+// text as the phrase's start finds, on the locations a body field gives.
+func FuzzPhraseMatcher(f *testing.F) {
+	for _, s := range [][2]string{{"one two three", "two three"}, {"A a a B", "a a b"}, {"x.y z", "y z"}, {"b a b a b", "a b a"}} {
 		f.Add(s[0], s[1])
 	}
 	an := testAnalyzers(f)
+	a := an.forKey(neutralKey)
 	f.Fuzz(func(t *testing.T, text, phrase string) {
-		if !isASCII(text) {
-			return // textHolds runs the analyzer itself: nothing to compare
-		}
-		a := an.forKey(neutralKey)
 		ts := a.Analyze([]byte(phrase))
 		if len(ts) == 0 {
 			return
@@ -328,9 +348,81 @@ func FuzzTextHolds(f *testing.F) {
 		for _, tok := range ts {
 			terms = append(terms, phraseTerm{term: string(tok.Term), pos: tok.Position - ts[0].Position})
 		}
-		want := phraseIn(a.Analyze([]byte(text)), terms)
-		if got := (&evaluation{an: an}).textHolds(neutralKey, text, terms); got != want {
-			t.Errorf("textHolds(%q, %q) = %v, tokens say %v", text, phrase, got, want)
+		body, _ := newBodyField("body", "pair", []byte(text), a, true, nil)
+		body.Analyze()
+		freqs := body.AnalyzedTokenFrequencies()
+		locs := make([][]segment.Location, len(terms))
+		for i, term := range terms {
+			if tf := freqs[term.term]; tf != nil {
+				for _, l := range tf.Locations {
+					locs[i] = append(locs[i], location{pos: uint64(l.Position)})
+				}
+			}
+		}
+		want := false
+		words := a.Analyze([]byte(text))
+		for _, start := range words {
+			ok := true
+			for _, term := range terms {
+				at := slices.IndexFunc(words, func(w *analysis.Token) bool { return w.Position == start.Position+term.pos })
+				if at < 0 || string(words[at].Term) != term.term {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				want = true
+				break
+			}
+		}
+		var m phraseMatcher
+		if got := m.holds(terms, locs); got != want {
+			t.Errorf("holds(%q, %q) = %v, the tokens say %v", text, phrase, got, want)
 		}
 	})
+}
+
+// countingTree counts the blobs read through it.
+type countingTree struct {
+	Tree
+	blobs atomic.Int64
+}
+
+func (c *countingTree) Blob(version string) ([]byte, error) {
+	c.blobs.Add(1)
+	return c.Tree.Blob(version)
+}
+
+// A body phrase is answered from the index: a search reads the blobs of the
+// hits it shows (their snippets), not those of every document holding the
+// phrase's words.
+func TestBodyPhraseReadsNoCandidateTexts(t *testing.T) {
+	files := map[string]string{}
+	for i := range 15 { // too few documents for common-word pairs
+		body := "beta gamma alpha delta"
+		if i < 2 {
+			body = "gamma alpha beta delta"
+		}
+		files[fmt.Sprintf("content/posts/p%d.md", i)] = md("Post", body)
+	}
+	r := newTestRepo(t)
+	r.commit("main", "", files)
+	tree := &countingTree{Tree: openGitTree(t, r.dir)}
+	m, err := Open(t.TempDir(), tree, testMapper{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	mustCompile(t, m, "main", CompileOptions{})
+	before := tree.blobs.Load()
+	res, err := m.Search(context.Background(), SearchRequest{Query: `"alpha beta" delta`, Chain: []string{"main"}, Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Total != 2 || len(res.Hits) != 1 {
+		t.Fatalf("total %d, %d hits; want 2 and 1", res.Total, len(res.Hits))
+	}
+	if read := tree.blobs.Load() - before; read > 1 {
+		t.Errorf("the search read %d blobs, want 1 (the hit's snippet)", read)
+	}
 }

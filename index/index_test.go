@@ -634,8 +634,8 @@ func TestTermVectors(t *testing.T) {
 		freq        uint64
 		positions   []uint64
 	}{
-		{prefixBody + neutralKey, "two", 2, nil},
-		{prefixBody + neutralKey, "three", 1, nil},
+		{prefixBody + neutralKey, "two", 2, []uint64{2, 4}},
+		{prefixBody + neutralKey, "three", 1, []uint64{3}},
 		{prefixTitle + neutralKey, "world", 1, []uint64{3}},
 		{fieldSlug, "there", 1, []uint64{2}},
 	}
@@ -664,7 +664,7 @@ func TestTermVectors(t *testing.T) {
 		}
 		tfr.Close()
 	}
-	// Phrases still match: on positions in the title, on the text in the body.
+	// Phrases match on positions, in the title and in the body.
 	phrases := []struct {
 		q     string
 		found int

@@ -21,6 +21,7 @@ import (
 	bolterrs "go.etcd.io/bbolt/errors"
 
 	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/index/internal/snippet"
 )
 
 // Options tune a Manager.
@@ -42,12 +43,11 @@ type Manager struct {
 	mapping  *mapping.IndexMappingImpl
 	an       *analyzers
 	texts    *textCache                       // plain texts for snippets
-	bodies   *textCache                       // indexed body texts, for phrases
 	live     snapshotCache[[]*roaring.Bitmap] // per index segment: the documents a search may return
 	overlays snapshotCache[*overlaySnap]      // nearer overlays' numbers and IDs
 	metas    snapshotCache[*readerMeta]
 	results  *resultCache
-	chunks   *chunkCache
+	snippets *snippet.Cutter
 	warmer   warmer // maps installed indexes' pages ahead of searches (warm.go)
 
 	// sizes, when set, replace the batch and stage sizes of builds (tests).
@@ -95,7 +95,8 @@ var (
 
 // metaFormat 2: documents store their frontmatter and language for hits.
 // 3: bodies keep no word positions (an index of format 2 is rebuilt).
-const metaFormat = 3
+// 4: bodies keep their word positions again (an index of format 3 is rebuilt).
+const metaFormat = 4
 
 // Open opens (creating it if needed) the index folder dir of a project,
 // removes what a crashed build left behind, and takes the folder's lock.
@@ -126,7 +127,8 @@ func OpenWithOptions(dir string, tree Tree, mapper Mapper, opt Options) (*Manage
 		return nil, err
 	}
 	m := &Manager{dir: dir, tree: tree, mapper: mapper, opt: opt, lock: lock,
-		mapping: mp, an: an, texts: newTextCache(hitTextBytes), bodies: newTextCache(bodyTextBytes), results: newResultCache(512), chunks: newChunkCache(), indexes: map[string]*branchIndex{}}
+		mapping: mp, an: an, texts: newTextCache(hitTextBytes), results: newResultCache(512), indexes: map[string]*branchIndex{}}
+	m.snippets = snippet.New(an.forKey, neutralKey)
 	if err := m.recover(); err != nil {
 		lock.Close()
 		return nil, err

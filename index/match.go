@@ -1,11 +1,11 @@
 package index
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
-	"github.com/blevesearch/bleve/v2/analysis"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
 )
 
@@ -64,7 +64,7 @@ func (e *evaluation) matchSegment(chainPos int, es *evalSnap, si int, k int) (*s
 	for gi, g := range e.p.groups {
 		altBits[gi] = make([][]*roaring.Bitmap, len(g))
 		clauses := make([]*roaring.Bitmap, len(g))
-		var unchecked [][2]int // body phrases whose text is still to check
+		var unchecked [][2]int // phrases whose positions are still to check
 		for cj, c := range g {
 			altBits[gi][cj] = make([]*roaring.Bitmap, len(c.alts))
 			for ai, a := range c.alts {
@@ -79,7 +79,7 @@ func (e *evaluation) matchSegment(chainPos int, es *evalSnap, si int, k int) (*s
 			}
 			clauses[cj] = anyOf(altBits[gi][cj])
 		}
-		// A body phrase's text is read only for the documents every
+		// A phrase's positions are read only for the documents every
 		// required clause may hold (the group's documents are among them):
 		// its other words and phrases narrow it first.
 		if len(unchecked) > 0 {
@@ -91,7 +91,7 @@ func (e *evaluation) matchSegment(chainPos int, es *evalSnap, si int, k int) (*s
 			}
 			for _, u := range unchecked {
 				cj, ai := u[0], u[1]
-				b, err := e.bodyPhraseBits(s, g[cj].alts[ai], roaring.And(altBits[gi][cj][ai], scope))
+				b, err := positionBits(s, g[cj].alts[ai], roaring.And(altBits[gi][cj][ai], scope))
 				if err != nil {
 					return nil, err
 				}
@@ -170,8 +170,8 @@ func (e *evaluation) matchSegment(chainPos int, es *evalSnap, si int, k int) (*s
 // altBits returns the live documents an alternative matches (all says
 // that every document of the segment is live). The bitmap is read only: it
 // may be the segment's own. check says that it holds the documents with
-// all of a body phrase's words, whose text is still to check
-// (bodyPhraseBits).
+// all of a phrase's words, whose positions are still to check
+// (positionBits).
 func (e *evaluation) altBits(es *evalSnap, s *evalSeg, a planAlt, live *roaring.Bitmap, all bool) (b *roaring.Bitmap, check bool, err error) {
 	switch a.kind {
 	case altTerm, altConst:
@@ -268,12 +268,11 @@ func singlePair(meta *readerMeta, a planAlt) (string, bool) {
 	return "", false
 }
 
-// phraseBits returns the live documents holding the phrase: those holding
-// every word (and every common-word pair), then, unless the phrase is one
-// pair, those whose words are in sequence by their positions in slug,
-// title and frontmatter fields. In a body, whose words have no positions,
-// it returns the documents holding every word, and check (bodyPhraseBits
-// reads their text).
+// phraseBits returns the live documents that may hold the phrase: those
+// holding every common-word pair of it and every word. When the phrase is
+// one pair, they hold it; otherwise check says that its words' positions
+// are still to check (positionBits), once the group's other clauses have
+// narrowed the candidates.
 func (e *evaluation) phraseBits(es *evalSnap, s *evalSeg, a planAlt, live *roaring.Bitmap) (*roaring.Bitmap, bool, error) {
 	cand := live.Clone()
 	pairs := pairsOf(es.meta, a)
@@ -297,175 +296,162 @@ func (e *evaluation) phraseBits(es *evalSnap, s *evalSeg, a planAlt, live *roari
 		}
 		cand.And(b)
 	}
-	if cand.IsEmpty() {
-		return cand, false, nil
-	}
-	if strings.HasPrefix(a.field, prefixBody) {
-		return cand, true, nil
-	}
-	// Check positions.
-	its := make([]segment.PostingsIterator, len(a.terms))
+	return cand, !cand.IsEmpty(), nil
+}
+
+// positionBits keeps the candidates (documents holding every word of the
+// phrase) whose field holds the words in sequence, by their positions.
+// Each term's postings are walked once, in document order. In a body
+// (whose words have no array positions) a candidate is checked term by
+// term from the rarest, and the terms after the first that leaves no
+// possible start are not read for it.
+func positionBits(s *evalSeg, a planAlt, cand *roaring.Bitmap) (*roaring.Bitmap, error) {
+	// One postings iterator per distinct term: a word said twice in the
+	// phrase is read once per document.
+	slot := make([]int, len(a.terms))
+	var its []segment.PostingsIterator
+	var counts []uint64
+	seen := map[string]int{}
 	for i, t := range a.terms {
+		if k, ok := seen[t.term]; ok {
+			slot[i] = k
+			continue
+		}
 		pl, err := s.postings(a.field, t.term)
 		if err != nil {
-			return nil, false, err
+			return nil, err
 		}
-		its[i] = pl.Iterator(false, false, true, nil)
+		seen[t.term], slot[i] = len(its), len(its)
+		its = append(its, pl.Iterator(false, false, true, nil))
+		counts = append(counts, pl.Count())
+	}
+	order := make([]int, len(a.terms))
+	for i := range order {
+		order[i] = i
+	}
+	body := strings.HasPrefix(a.field, prefixBody)
+	if body {
+		sort.SliceStable(order, func(x, y int) bool { return counts[slot[order[x]]] < counts[slot[order[y]]] })
+	}
+	read := make([]bool, len(its))
+	cached := make([][]segment.Location, len(its))
+	locations := func(i int, d uint32) ([]segment.Location, error) {
+		k := slot[i]
+		if read[k] {
+			return cached[k], nil
+		}
+		p, err := its[k].Advance(uint64(d))
+		if err != nil {
+			return nil, err
+		}
+		if p == nil || p.Number() != uint64(d) {
+			return nil, fmt.Errorf("index: %s of %q has no posting for candidate %d", a.field, a.terms[i].term, d)
+		}
+		read[k], cached[k] = true, p.Locations()
+		return cached[k], nil
 	}
 	out := roaring.New()
 	locs := make([][]segment.Location, len(a.terms))
-	for _, d := range cand.ToArray() {
-		for i, it := range its {
-			p, err := it.Advance(uint64(d))
-			if err != nil {
-				return nil, false, err
-			}
-			if p == nil || p.Number() != uint64(d) {
-				locs[i] = nil
-				continue
-			}
-			locs[i] = p.Locations()
-		}
-		if phraseAt(a.terms, locs) {
-			out.Add(d)
-		}
-	}
-	return out, false, nil
-}
-
-// bodyPhraseBits keeps the candidates whose body holds the phrase. Bodies
-// keep no word positions (optBody), so each candidate's indexed text is
-// read from Git and analysed again: the cost grows with the documents that
-// hold every word of the phrase (and every common-word pair), about 0.1 ms
-// each the first time.
-func (e *evaluation) bodyPhraseBits(s *evalSeg, a planAlt, cand *roaring.Bitmap) (*roaring.Bitmap, error) {
-	out := roaring.New()
+	var m phraseMatcher
 	it := cand.Iterator()
 	for it.HasNext() {
 		d := it.Next()
-		var f stored
-		err := s.seg.VisitDocument(uint64(d), func(name string, _ byte, val []byte, _ []uint64) bool {
-			f.set(name, val)
-			return f.path == "" || f.version == ""
-		})
-		if err != nil {
-			return nil, err
+		clear(read)
+		if body {
+			m.reset()
+			held := true
+			for _, i := range order {
+				l, err := locations(i, d)
+				if err != nil {
+					return nil, err
+				}
+				if !m.add(l, uint64(a.terms[i].pos-a.terms[0].pos)) {
+					held = false
+					break
+				}
+			}
+			if held {
+				out.Add(d)
+			}
+			continue
 		}
-		text, err := e.bodyText(f.path, f.version)
-		if err != nil {
-			return nil, err
+		for i := range a.terms {
+			var err error
+			if locs[i], err = locations(i, d); err != nil {
+				return nil, err
+			}
 		}
-		if e.textHolds(a.lang, text, a.terms) {
+		if m.holds(a.terms, locs) {
 			out.Add(d)
 		}
 	}
 	return out, nil
 }
 
-// textHolds reports whether a text, analysed for the language, holds the
-// phrase. The neutral analyzer's words of an ASCII text are read without
-// making tokens.
-func (e *evaluation) textHolds(lang, text string, terms []phraseTerm) bool {
-	if lang == neutralKey && isASCII(text) && consecutive(terms) {
-		return asciiPhraseIn(text, terms)
-	}
-	return phraseIn(e.an.forKey(lang).Analyze([]byte(text)), terms)
+// phraseMatcher finds a phrase in the locations of its terms in one
+// document, narrowing the positions where the phrase may start term by
+// term; it reuses its buffers from document to document.
+type phraseMatcher struct {
+	starts, next []uint64
+	begun        bool
 }
 
-// consecutive reports whether a phrase's terms are at consecutive positions
-// (always so with the neutral analyzer, which drops no word).
-func consecutive(terms []phraseTerm) bool {
-	for i, t := range terms {
-		if t.pos != i {
-			return false
-		}
-	}
-	return true
+// reset starts on a new document.
+func (m *phraseMatcher) reset() {
+	m.starts, m.begun = m.starts[:0], false
 }
 
-// asciiPhraseIn is phraseIn for the neutral analyzer on ASCII text, whose
-// words, lower-cased, are its terms, and a phrase at consecutive positions.
-func asciiPhraseIn(text string, terms []phraseTerm) bool {
-	n := len(terms)
-	recent := make([]span, n) // the last n words, a ring
-	words, found := 0, false
-	asciiWords(text, func(start, end int, _ bool) {
-		if found {
-			return
-		}
-		recent[words%n] = span{start, end}
-		words++
-		if words < n {
-			return
-		}
-		for i, t := range terms {
-			w := recent[(words-n+i)%n]
-			if !lowerEquals(text[w.start:w.end], t.term) {
-				return
+// add narrows the possible starts by one term's locations (in position
+// order, without array positions), the term being off positions after the
+// phrase's first, and reports whether any start is left. Both lists are
+// sorted, so each step is a merge.
+func (m *phraseMatcher) add(locs []segment.Location, off uint64) bool {
+	if !m.begun {
+		m.begun = true
+		for _, l := range locs {
+			if p := l.Pos(); p >= off {
+				m.starts = append(m.starts, p-off)
 			}
 		}
-		found = true
-	})
-	return found
-}
-
-// lowerEquals reports whether ASCII word lower-cased is term.
-func lowerEquals(word, term string) bool {
-	if len(word) != len(term) {
-		return false
+		return len(m.starts) > 0
 	}
-	for i := 0; i < len(word); i++ {
-		if lowerASCII(word[i]) != term[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// lowerASCII lower-cases an ASCII letter and leaves any other byte.
-func lowerASCII(c byte) byte {
-	if 'A' <= c && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
-}
-
-// phraseIn reports whether an analysed text holds the phrase: each term at
-// its offset from the first.
-func phraseIn(ts analysis.TokenStream, terms []phraseTerm) bool {
-	want := make(map[string]bool, len(terms))
-	for _, t := range terms {
-		want[t.term] = true
-	}
-	type at struct {
-		term string
-		pos  int
-	}
-	var firsts []int
-	held := map[at]bool{}
-	for _, t := range ts {
-		term := string(t.Term)
-		if !want[term] {
+	m.next = m.next[:0]
+	j := 0
+	for _, l := range locs {
+		p := l.Pos()
+		if p < off {
 			continue
 		}
-		held[at{term, t.Position}] = true
-		if term == terms[0].term {
-			firsts = append(firsts, t.Position)
+		want := p - off
+		for j < len(m.starts) && m.starts[j] < want {
+			j++
+		}
+		if j < len(m.starts) && m.starts[j] == want {
+			m.next = append(m.next, want)
 		}
 	}
-	for _, p := range firsts {
-		ok := true
-		for _, t := range terms[1:] {
-			if !held[at{t.term, p + t.pos - terms[0].pos}] {
-				ok = false
-				break
+	m.starts, m.next = m.next, m.starts
+	return len(m.starts) > 0
+}
+
+// holds reports whether the terms' locations in one document hold the
+// phrase: each term at its offset from the first (in one array element,
+// for fields of several values). Locations come in position order.
+func (m *phraseMatcher) holds(terms []phraseTerm, locs [][]segment.Location) bool {
+	for _, l := range locs {
+		for _, x := range l {
+			if len(x.ArrayPositions()) > 0 {
+				return phraseAt(terms, locs)
 			}
 		}
-		if ok {
-			return true
+	}
+	m.reset()
+	for i, t := range terms {
+		if !m.add(locs[i], uint64(t.pos-terms[0].pos)) {
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 // phraseAt reports whether the terms' locations in one document hold the

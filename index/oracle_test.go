@@ -28,8 +28,6 @@ type queryBuilder struct {
 	an    *analyzers
 	langs []string
 	metas *snapshotCache[*readerMeta]
-	// bodyText returns the text a document's body was indexed from.
-	bodyText func(path, version string) (string, error)
 }
 
 func (qb queryBuilder) build(q *Query) query.Query {
@@ -129,7 +127,7 @@ func (qb queryBuilder) textQuery(field, lang string, c Clause, boost float64) qu
 	for _, t := range qb.an.forKey(lang).Analyze([]byte(c.Text)) {
 		tokens = append(tokens, *t)
 	}
-	return &phraseQuery{phrase: q, lang: lang, terms: tokens, boost: boost, metas: qb.metas, an: qb.an, bodyText: qb.bodyText}
+	return &phraseQuery{phrase: q, lang: lang, terms: tokens, boost: boost, metas: qb.metas}
 }
 
 func (qb queryBuilder) analyze(lang, text string) []string {
@@ -154,17 +152,14 @@ func prefixQuery(field, prefix string, boost float64) query.Query {
 
 // phraseQuery is a phrase on a body field that uses the index's common-word
 // pairs when it can. It names the body field for Bleve's statistics; pair
-// terms are scored with the index's own statistics. Bodies keep no
-// positions, so the phrase is its words' conjunction filtered by the
-// documents' texts.
+// terms are scored with the index's own statistics. Any other phrase is
+// Bleve's own phrase search on the body's positions.
 type phraseQuery struct {
-	phrase   *query.MatchPhraseQuery
-	lang     string
-	terms    []analysis.Token // the phrase analysed
-	boost    float64
-	metas    *snapshotCache[*readerMeta]
-	an       *analyzers
-	bodyText func(path, version string) (string, error)
+	phrase *query.MatchPhraseQuery
+	lang   string
+	terms  []analysis.Token // the phrase analysed
+	boost  float64
+	metas  *snapshotCache[*readerMeta]
 }
 
 func (q *phraseQuery) Field() string      { return q.phrase.Field() }
@@ -187,7 +182,7 @@ func (q *phraseQuery) Searcher(ctx context.Context, r bindex.IndexReader, m mapp
 		}
 	}
 	if len(pairs) == 0 {
-		return q.wordsInText(ctx, r, opt)
+		return q.phrase.Searcher(ctx, r, m, opt)
 	}
 	local := context.WithValue(ctx, search.BM25StatsKey, nil) // the pair field has no chain-wide statistics
 	var parts []search.Searcher
@@ -207,73 +202,13 @@ func (q *phraseQuery) Searcher(ctx context.Context, r bindex.IndexReader, m mapp
 	if len(q.terms) == 2 {
 		return parts[0], nil // the pair is the phrase
 	}
-	ps, err := q.wordsInText(ctx, r, opt)
+	ps, err := q.phrase.Searcher(ctx, r, m, opt)
 	if err != nil {
 		closeAll()
 		return nil, err
 	}
 	parts = append(parts, ps)
 	return searcher.NewConjunctionSearcher(ctx, r, parts, opt)
-}
-
-// wordsInText matches the documents holding every word of the phrase (each
-// scored, as Bleve's phrase searcher scores) whose text, analysed again,
-// has the words in sequence.
-func (q *phraseQuery) wordsInText(ctx context.Context, r bindex.IndexReader, opt search.SearcherOptions) (search.Searcher, error) {
-	var words []search.Searcher
-	for _, t := range q.terms {
-		s, err := searcher.NewTermSearcher(ctx, r, string(t.Term), q.phrase.Field(), q.boost, opt)
-		if err != nil {
-			for _, w := range words {
-				w.Close()
-			}
-			return nil, err
-		}
-		words = append(words, s)
-	}
-	all, err := searcher.NewConjunctionSearcher(ctx, r, words, opt)
-	if err != nil {
-		return nil, err
-	}
-	return searcher.NewFilteringSearcher(ctx, all, func(_ *search.SearchContext, d *search.DocumentMatch) bool {
-		id, err := r.ExternalID(d.IndexInternalID)
-		if err != nil {
-			panic(err)
-		}
-		doc, err := r.Document(id)
-		if err != nil {
-			panic(err)
-		}
-		text, err := q.bodyText(pathAndVersion(doc))
-		if err != nil {
-			panic(err)
-		}
-		return textHasSequence(q.an.forKey(q.lang).Analyze([]byte(text)), q.terms)
-	}), nil
-}
-
-// textHasSequence reports whether tokens hold the phrase's tokens at the
-// same distances from each other, by trying every token of the text as the
-// phrase's start.
-func textHasSequence(tokens analysis.TokenStream, phrase []analysis.Token) bool {
-	byPos := map[int][]string{}
-	for _, t := range tokens {
-		byPos[t.Position] = append(byPos[t.Position], string(t.Term))
-	}
-	for _, start := range tokens {
-		ok := true
-		for _, p := range phrase {
-			pos := start.Position + p.Position - phrase[0].Position
-			if !slices.Contains(byPos[pos], string(p.Term)) {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return true
-		}
-	}
-	return false
 }
 
 // idSetQuery matches the documents of a fixed set of IDs, like Bleve's
@@ -441,7 +376,7 @@ func oracleSearch(tb testing.TB, m *Manager, q, collection string, chain ...stri
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	pq, bis, langs := testChain(tb, m, q, chain)
-	qb := queryBuilder{an: m.an, langs: langs, metas: &m.metas, bodyText: m.bodyText}
+	qb := queryBuilder{an: m.an, langs: langs, metas: &m.metas}
 	var top query.Query = qb.build(pq)
 	if collection != "" {
 		b := query.NewBooleanQuery([]query.Query{top}, nil, nil)

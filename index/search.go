@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/index/internal/snippet"
 )
 
 // Search limits.
@@ -157,7 +158,10 @@ func (m *Manager) Search(ctx context.Context, req SearchRequest) (SearchResult, 
 // searchPage runs one page of a search on the chain's indexes (held under
 // m.mu's read lock by the caller).
 func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, chain []*branchIndex, limit int, after *cursor, hash string) (*cachedPage, error) {
-	c := newCrew()
+	c := &crew{} // a small chain's phases are too short to share
+	if chainDocs(chain) >= crewMinDocs {
+		c = newCrew()
+	}
 	defer c.close()
 	langs := chainLangs(chain)
 	e, err := m.openEvaluation(c, chain, m.newPlan(pq, langs), req.Collection)
@@ -186,9 +190,9 @@ func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, 
 	hits := make([]found, len(top))
 	// What snippets mark, analysed once per language of the chain.
 	marks := snippetTerms(pq)
-	words := make(map[string]snippetWords, len(langs))
+	words := make(map[string]snippet.Words, len(langs))
 	for _, l := range langs {
-		words[l] = m.snippetWords(l, marks)
+		words[l] = m.snippets.Words(l, marks)
 	}
 	err = c.each(len(top), func(i int) error {
 		id, f, err := e.stored(top[i])
@@ -211,9 +215,9 @@ func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, 
 		}
 		w, ok := words[f.lang]
 		if !ok { // not a language the chain recorded: analysed for this hit
-			w = m.snippetWords(f.lang, marks)
+			w = m.snippets.Words(f.lang, marks)
 		}
-		hit.Snippet = m.snippet(text, w)
+		hit.Snippet = m.snippets.Cut(text, w)
 		hits[i] = found{hit, id}
 		return nil
 	})
@@ -232,6 +236,26 @@ func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, 
 		page.hits[i] = f.hit
 	}
 	return page, nil
+}
+
+// crewMinDocs is the fewest documents a chain must hold for its searches
+// to run their phases on the crew's helpers. Below it a phase is a few
+// tens of microseconds, less than a helper takes to join, and on a busy
+// machine a helper the system deschedules in the middle of an item holds
+// the whole search up: on the Hugo docs (900 documents) with the cores
+// oversubscribed, the p99 of graft bench's first runs was 2.5 times
+// FTS5's with the helpers.
+const crewMinDocs = 20_000
+
+// chainDocs counts the documents of a chain's indexes (tombstones too).
+func chainDocs(chain []*branchIndex) uint64 {
+	var n uint64
+	for _, bi := range chain {
+		if c, err := bi.idx.DocCount(); err == nil {
+			n += c
+		}
+	}
+	return n
 }
 
 // chainLangs returns the language keys of a chain's documents, sorted (the

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -17,20 +18,35 @@ func (a *app) benchCommand() *cobra.Command {
 		opt     bench.Options
 		queries string
 		verbose bool
+		peerDir string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "Measure compile, search and write speed on a fresh repository; prints one JSON object",
+		Short: "Measure compile, search and write speed on a fresh repository, beside SQLite FTS5; prints one JSON object",
 		Long: `Build a corpus (--docs N synthetic documents of about 2.7 KB, or --corpus DIR of
 Markdown files), commit it to a fresh repository in a temporary folder and measure:
 full and incremental compile, query latency (a fixed mix of 200 queries, or
---queries FILE with one query per line), the same queries on a branch three levels
-deep with 1% of documents overridden, single-document writes, index size and
-peak memory. The result is one JSON object on stdout.`,
+--queries FILE with one query per line) as p50, p90, p99 and max for words,
+phrases, exclusions and prefixes, on each query's first run and warm, the same
+queries on a branch three levels deep with 1% of documents overridden,
+single-document writes, index size and peak memory. In the same run the same
+documents go into a SQLite FTS5 table and the same queries are timed on it,
+one after the other with graft's (--no-peer skips it). The result is one JSON
+object on stdout.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opt.CorpusDir != "" && cmd.Flags().Changed("docs") {
 				return usageError{fmt.Errorf("--docs and --corpus exclude each other")}
+			}
+			if peerDir != "" {
+				// The FTS5 peer's child process (bench.ServePeer).
+				return bench.ServePeer(cmd.Context(), opt, peerDir, a.stdin, a.stdout)
+			}
+			if exe, err := os.Executable(); err == nil && !opt.NoPeer {
+				opt.PeerCommand = []string{exe, "bench", "--docs", strconv.Itoa(opt.Docs), "--fts5-peer-dir"}
+				if opt.CorpusDir != "" {
+					opt.PeerCommand = []string{exe, "bench", "--corpus", opt.CorpusDir, "--fts5-peer-dir"}
+				}
 			}
 			if queries != "" {
 				q, err := readQueries(queries)
@@ -59,6 +75,10 @@ peak memory. The result is one JSON object on stdout.`,
 	cmd.Flags().StringVar(&queries, "queries", "", "a file with one query per line (replaces the built-in mix)")
 	cmd.Flags().StringVar(&opt.Dir, "keep", "", "build the repository in this (empty) folder and keep it")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "log progress on stderr")
+	cmd.Flags().BoolVar(&opt.NoPeer, "no-peer", false, "skip the SQLite FTS5 peer")
+	cmd.Flags().StringVar(&opt.CPUProfile, "cpuprofile", "", "write a CPU profile (pprof) of the full compile to this file")
+	cmd.Flags().StringVar(&peerDir, "fts5-peer-dir", "", "run as the FTS5 peer's child process over this folder (internal)")
+	cmd.Flags().MarkHidden("fts5-peer-dir")
 	return cmd
 }
 

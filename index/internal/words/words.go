@@ -1,4 +1,9 @@
-package index
+// Package words holds the text helpers graft's index shares between building
+// documents, matching queries and cutting snippets: the word tokenizer of
+// the neutral analyzer and its ASCII fast path (ScanASCII), and ASCII
+// lower-casing (AppendLower, Lower, IsASCII, Space). It knows nothing of
+// indexes or queries.
+package words
 
 import (
 	"unicode/utf8"
@@ -8,11 +13,11 @@ import (
 	"github.com/blevesearch/bleve/v2/registry"
 )
 
-// wordsTokenizerName names graft's word tokenizer in Bleve's registry.
-const wordsTokenizerName = "graft_words"
+// TokenizerName names graft's word tokenizer in Bleve's registry.
+const TokenizerName = "graft_words"
 
 func init() {
-	err := registry.RegisterTokenizer(wordsTokenizerName, func(map[string]any, *registry.Cache) (analysis.Tokenizer, error) {
+	err := registry.RegisterTokenizer(TokenizerName, func(map[string]any, *registry.Cache) (analysis.Tokenizer, error) {
 		return wordsTokenizer{slow: unicode.NewUnicodeTokenizer()}, nil
 	})
 	if err != nil {
@@ -62,13 +67,13 @@ func inWord(c uint8) bool { return c == wbLetter || c == wbDigit || c == wbExten
 
 // Tokenize implements analysis.Tokenizer.
 func (t wordsTokenizer) Tokenize(input []byte) analysis.TokenStream {
-	if !isASCII(input) {
+	if !IsASCII(input) {
 		return t.slow.Tokenize(input)
 	}
 	out := make(analysis.TokenStream, 0, len(input)/6+1)
 	var slab []analysis.Token
 	pos := 1
-	asciiWords(input, func(start, end int, numeric bool) {
+	ScanASCII(input, func(start, end int, numeric bool) {
 		if len(slab) == cap(slab) {
 			slab = make([]analysis.Token, 0, max(16, (len(input)-end)/6+1))
 		}
@@ -83,9 +88,10 @@ func (t wordsTokenizer) Tokenize(input []byte) analysis.TokenStream {
 	return out
 }
 
-// asciiWords calls fn with the bounds of every word of an ASCII input, in
-// order, and whether the word has digits and no letters.
-func asciiWords[T ~string | ~[]byte](input T, fn func(start, end int, numeric bool)) {
+// ScanASCII calls fn with the bounds of every word of an ASCII input, in
+// order, and whether the word has digits and no letters: the words the
+// unicode tokenizer gives on ASCII text.
+func ScanASCII[T ~string | ~[]byte](input T, fn func(start, end int, numeric bool)) {
 	for i := 0; i < len(input); {
 		if !inWord(wbClass[input[i]]) {
 			i++

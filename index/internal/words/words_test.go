@@ -1,11 +1,10 @@
-package index
+package words
 
 import (
 	"archive/tar"
 	"compress/gzip"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -60,10 +59,13 @@ func TestWordsTokenizerMatchesUnicode(t *testing.T) {
 // The Hugo documentation (real Markdown: code, URLs, shortcodes) tokenizes
 // the same way, file by file.
 func TestWordsTokenizerHugoCorpus(t *testing.T) {
-	path := filepath.Join("..", "..", "shared", "corpora", "hugo-docs.tar.gz")
-	f, err := os.Open(path)
+	path, err := fixtures.CorpusPath(fixtures.HugoDocsName)
 	if err != nil {
 		t.Skip("the Hugo corpus is not present")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
 	}
 	defer f.Close()
 	gz, err := gzip.NewReader(f)
