@@ -363,6 +363,13 @@ func (s *Store) Revise(ctx context.Context, as PublishAs, req ReviseRequest) (Re
 		return ReviseResult{}, errs.New(errs.InputValidationFailed, "your draft has no changes to %s", strings.Join(missing, ", ")).
 			With("paths", missing).WithFix("write the documents to your draft first; list_drafts shows what it holds")
 	}
+	moved := map[string]string{}
+	for _, c := range moves {
+		moved[c.Path] = c.Blob
+	}
+	if err := s.admit(ctx, moved); err != nil {
+		return ReviseResult{}, err
+	}
 	res.Review = r
 	if len(moves) == 0 {
 		res.Note = fmt.Sprintf("review #%d already holds your draft's versions", r.Number)
@@ -610,11 +617,24 @@ func (s *Store) Merge(ctx context.Context, as PublishAs, req MergeRequest) (Merg
 	// checked: a merge carries what the branch changes since it left
 	// production, whatever its trailers say, so a file pushed onto the
 	// review branch by hand (graft.yaml, .github/…) stops it here.
-	published, err := s.mergedPaths(ctx, d)
+	merged, err := s.mergedChanges(ctx, d)
 	if err != nil {
 		return MergeResult{}, err
 	}
+	published := make([]string, len(merged))
+	for i, c := range merged {
+		published[i] = c.Path
+	}
 	if err := s.checkPublishable(published); err != nil {
+		return MergeResult{}, err
+	}
+	// And what it carries is judged as a publish's documents are: a
+	// document pushed onto the branch by hand passes the schema and the gate.
+	carried := map[string]string{}
+	for _, c := range merged {
+		carried[c.Path] = c.To
+	}
+	if err := s.admit(ctx, carried); err != nil {
 		return MergeResult{}, err
 	}
 	commit := func(changes []repo.Change, message string) (string, error) {
@@ -639,10 +659,10 @@ func (s *Store) Merge(ctx context.Context, as PublishAs, req MergeRequest) (Merg
 	return res, nil
 }
 
-// mergedPaths returns the paths a merge of review d would bring into
+// mergedChanges returns what a merge of review d would bring into
 // production: the diff between the review head (the commit the merge is
 // asked for) and its merge base with production.
-func (s *Store) mergedPaths(ctx context.Context, d ReviewDetail) ([]string, error) {
+func (s *Store) mergedChanges(ctx context.Context, d ReviewDetail) ([]repo.FileChange, error) {
 	head := d.HeadSHA
 	if _, err := s.Project.Git.CommitInfo(head); head == "" || err != nil { // not fetched yet
 		if err := s.Publisher.Sync(ctx); err != nil {
@@ -682,11 +702,7 @@ func (s *Store) mergedPaths(ctx context.Context, d ReviewDetail) ([]string, erro
 	} else if changes, err = s.Project.Git.Diff(base, head, ""); err != nil {
 		return nil, err
 	}
-	paths := make([]string, len(changes))
-	for i, c := range changes {
-		paths[i] = c.Path
-	}
-	return paths, nil
+	return changes, nil
 }
 
 func orNone(p []string) []string {
