@@ -515,6 +515,9 @@ func (s *Store) Decide(ctx context.Context, as PublishAs, number int, d Decision
 
 // Close closes a review without merging it; the proposed paths return to
 // the author's draft where the draft no longer holds them (nothing is lost).
+// Only paths a publish may carry return (repo.Config.Publishable): anything
+// else on the review branch was pushed there by hand, and stays there with a
+// warning.
 func (s *Store) Close(ctx context.Context, as PublishAs, number int) (ReviewResult, error) {
 	if err := s.Publisher.Sync(ctx); err != nil {
 		return ReviewResult{}, err
@@ -550,7 +553,14 @@ func (s *Store) Close(ctx context.Context, as PublishAs, number int) (ReviewResu
 		current, _ = s.Project.Git.Versions(prodTip, paths)
 	}
 	var back []repo.Change
+	var foreign []string
 	for _, c := range changes {
+		if !s.Project.Config.Publishable(c.Path) {
+			// Only what a publish may carry returns to the draft: a file
+			// pushed onto the review branch by hand stays on it.
+			foreign = append(foreign, c.Path)
+			continue
+		}
 		if e, ok := d.Lookup(c.Path); ok && e.Version != current[c.Path] {
 			continue // the draft holds its own (newer) version
 		}
@@ -565,6 +575,11 @@ func (s *Store) Close(ctx context.Context, as PublishAs, number int) (ReviewResu
 		}
 		back = append(back, ch)
 		res.Restored = append(res.Restored, c.Path)
+	}
+	if len(foreign) > 0 {
+		res.Warnings = append(res.Warnings, Warning{Code: string(errs.InvalidPath),
+			Message: fmt.Sprintf("%s %s not documents of collections, so %s not returned to the draft (the review branch %s keeps them)",
+				strings.Join(foreign, ", "), plural(len(foreign), "is", "are"), plural(len(foreign), "it was", "they were"), r.Head)})
 	}
 	if len(back) > 0 {
 		if _, err := s.commitDraft(ctx, branch, back, nil, fmt.Sprintf("Take back the proposal of review #%d", number), as.Author); err != nil {
