@@ -64,6 +64,10 @@ func decodeCaller(s string) (service.Caller, error) {
 // it is INTERNAL for that request alone.
 func (s *Server) protect(routes *http.ServeMux) http.Handler {
 	return s.metrics.wrap(routes, recoverHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Every answer is inert, errors and MCP streams included (they may
+		// echo what the caller sent); routes that serve other kinds of
+		// bytes set their own policy over this one.
+		inertHeaders(w.Header(), servedData, "", "")
 		if err := s.checkHost(r); err != nil {
 			writeError(w, err)
 			return
@@ -109,6 +113,7 @@ func (s *Server) protect(routes *http.ServeMux) http.Handler {
 // the batch cap, no rate limit.
 func (s *Server) trustSocket(routes *http.ServeMux) http.Handler {
 	return s.metrics.wrap(routes, recoverHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		inertHeaders(w.Header(), servedData, "", "")
 		c := s.operator
 		if h := r.Header.Get(CallerHeader); h != "" {
 			var err error
