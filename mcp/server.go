@@ -124,6 +124,7 @@ func New(opts Options) *Server {
 	// first (innermost, next to the handlers) and last (outermost).
 	s.sdk.AddReceivingMiddleware(recoverPanics)
 	s.sdk.AddReceivingMiddleware(rewriteSchemaErrors)
+	s.sdk.AddReceivingMiddleware(rpcErrorCodes)
 	s.sdk.AddReceivingMiddleware(opts.Middleware...)
 	s.sdk.AddReceivingMiddleware(recoverPanics)
 	s.mu.Lock()
