@@ -344,3 +344,33 @@ func captureCrashLog(t testing.TB) *crashLog {
 	t.Cleanup(func() { crash.SetLogger(nil) })
 	return l
 }
+
+// TestLimitsCountIPv6Networks: an IPv6 client holds a /64 of its own, so
+// per-address limits count the /64: the failed token checks of addresses in
+// one /64 add up (past the limit, another address of it is refused too),
+// and so do anonymous calls; another /64 has its own count.
+func TestLimitsCountIPv6Networks(t *testing.T) {
+	dir := sampleProject(t)
+	token(t, dir, "agent:good", "content:write")
+	ts := start(t, dir, Options{WatchInterval: -1, TrustedProxyHops: 1, Rate: auth.Rate{Count: 3, Per: time.Hour}})
+	for i := 0; i < tokenFailures.Count; i++ {
+		r := ts.do("GET", "/healthz", "", "X-Forwarded-For", fmt.Sprintf("2001:db8:1:2::%x", i+1), "Authorization", fmt.Sprintf("Bearer graft_guess%d", i))
+		if r.status != 401 {
+			t.Fatalf("guess %d: %d %s", i, r.status, r.body)
+		}
+	}
+	if r := ts.do("GET", "/healthz", "", "X-Forwarded-For", "2001:db8:1:2:ffff::1", "Authorization", "Bearer graft_guess-more"); r.status != 429 {
+		t.Errorf("a new address of the same /64 past the limit: %d %s", r.status, r.body)
+	}
+	for i := 0; i < 3; i++ {
+		if r := ts.do("GET", "/healthz", "", "X-Forwarded-For", fmt.Sprintf("2001:db8:9:9::%x", i+1)); r.status != 200 {
+			t.Fatalf("anonymous call %d: %d %s", i, r.status, r.body)
+		}
+	}
+	if r := ts.do("GET", "/healthz", "", "X-Forwarded-For", "2001:db8:9:9:abcd::7"); r.status != 429 {
+		t.Errorf("a fourth anonymous call from the same /64: %d", r.status)
+	}
+	if r := ts.do("GET", "/healthz", "", "X-Forwarded-For", "2001:db8:9:a::1"); r.status != 200 {
+		t.Errorf("another /64: %d %s", r.status, r.body)
+	}
+}

@@ -317,10 +317,33 @@ func (s *Server) checkToken(r *http.Request, header string) (auth.Token, error) 
 	return t, err
 }
 
-// clientIP is the remote address, or with N trusted proxy hops the address
-// N entries from the right of X-Forwarded-For + remote address: entries a
-// client wrote itself sit further left and are never used.
+// clientIP is the client address every per-address limit counts against
+// (anonymous calls, failed token checks, functions' limits): the remote
+// address, or with N trusted proxy hops the address N entries from the
+// right of X-Forwarded-For + remote address (entries a client wrote itself
+// sit further left and are never used) — as limitAddress counts it.
 func (s *Server) clientIP(r *http.Request) string {
+	return limitAddress(s.clientAddr(r))
+}
+
+// limitAddress is the unit per-address limits count: an IPv4 address (an
+// IPv4-mapped IPv6 one too) as it is, an IPv6 address as its /64 network —
+// the block one subscriber, one machine even, is given, whose 2^64
+// addresses would otherwise be as many fresh buckets. Anything that is not
+// an IP address is kept as it is.
+func limitAddress(addr string) string {
+	ip := net.ParseIP(addr)
+	if ip == nil {
+		return addr
+	}
+	if v4 := ip.To4(); v4 != nil {
+		return v4.String()
+	}
+	return (&net.IPNet{IP: ip.Mask(net.CIDRMask(64, 128)), Mask: net.CIDRMask(64, 128)}).String()
+}
+
+// clientAddr is the client's address (see clientIP).
+func (s *Server) clientAddr(r *http.Request) string {
 	remote, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		remote = r.RemoteAddr
