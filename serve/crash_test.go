@@ -374,3 +374,36 @@ func TestLimitsCountIPv6Networks(t *testing.T) {
 		t.Errorf("another /64: %d %s", r.status, r.body)
 	}
 }
+
+// TestRelayedCallsAreNotLocal: a loopback server with no token treats the
+// person on the machine as the operator, but a request a reverse proxy
+// relayed (a header proxies add, or a server told it runs behind one) may
+// come from anywhere: without a token it is anonymous — it reads production
+// and cannot write — even though a proxy's default Host passes the Host check.
+func TestRelayedCallsAreNotLocal(t *testing.T) {
+	dir := sampleProject(t)
+	write := toolCall("write_content", map[string]any{"collection": "notes", "slug": "relayed", "data": map[string]any{}, "body": "x\n"})
+	preview := "/api/content/v1/documents/posts/hello-world?branch=preview/spring"
+	direct := start(t, dir, Options{WatchInterval: -1})
+	if r := direct.do("GET", preview, ""); r.status != 200 {
+		t.Fatalf("the person on the machine (local mode): %d %s", r.status, r.body)
+	}
+	relays := [][]string{
+		{"X-Forwarded-For", "203.0.113.5"},
+		{"Forwarded", "for=203.0.113.5;proto=https"},
+		{"X-Real-IP", "203.0.113.5"},
+		{"Via", "1.1 proxy.example"},
+	}
+	for _, h := range relays {
+		if r := direct.do("GET", preview, "", h...); r.status != 403 || r.err.Code != "UNAUTHORIZED" {
+			t.Errorf("relayed with %s: %d %s, want anonymous (403)", h[0], r.status, r.body)
+		}
+		if r := direct.do("POST", "/mcp", write, h...); !strings.Contains(r.body, `\"error\":\"UNAUTHORIZED`) {
+			t.Errorf("a write relayed with %s: %s", h[0], r.body)
+		}
+	}
+	behind := start(t, dir, Options{WatchInterval: -1, TrustedProxyHops: 1})
+	if r := behind.do("GET", preview, ""); r.status != 403 {
+		t.Errorf("a server behind a proxy (--trusted-proxy-hops): %d %s, want anonymous (403)", r.status, r.body)
+	}
+}

@@ -257,8 +257,9 @@ func (s *Server) checkOrigin(r *http.Request) error {
 }
 
 // identify resolves the caller: a bearer token's identity; without one the
-// operator in local mode (loopback, no token exists) and anonymous
-// otherwise. It returns the rate-limit key ("" for the local operator).
+// operator in local mode (loopback, no token exists, the request not
+// relayed by a proxy) and anonymous otherwise. It returns the rate-limit
+// key ("" for the local operator).
 func (s *Server) identify(r *http.Request) (service.Caller, string, error) {
 	h := r.Header.Get("Authorization")
 	if h != "" {
@@ -268,7 +269,7 @@ func (s *Server) identify(r *http.Request) (service.Caller, string, error) {
 		}
 		return t.Caller(), "id:" + t.Identity(), nil
 	}
-	if s.loopback {
+	if s.loopback && !s.relayed(r) {
 		// Local mode lasts only while no token was ever created (DESIGN §10).
 		local, err := s.opts.Tokens.LocalMode(r.Context())
 		if err != nil {
@@ -279,6 +280,25 @@ func (s *Server) identify(r *http.Request) (service.Caller, string, error) {
 		}
 	}
 	return service.Caller{ID: "anonymous", Anonymous: true, Scopes: []string{}}, "ip:" + s.clientIP(r), nil
+}
+
+// relayed reports whether a request reached the server through a proxy:
+// the server was told it runs behind one (--trusted-proxy-hops), or the
+// request carries a header proxies add (Forwarded, X-Forwarded-For,
+// X-Real-IP, Via). Local mode makes the person on this machine the
+// operator; a relayed request may come from anywhere (a reverse proxy on a
+// loopback server passes the Host check with its default Host), so it is
+// never the operator without a token.
+func (s *Server) relayed(r *http.Request) bool {
+	if s.opts.TrustedProxyHops > 0 {
+		return true
+	}
+	for _, h := range []string{"Forwarded", "X-Forwarded-For", "X-Real-Ip", "Via"} {
+		if len(r.Header.Values(h)) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // tokenFailures is the limit of failed token checks per client address
