@@ -281,9 +281,11 @@ func (s *Store) Mode() (string, error) {
 //
 // A publish is atomic in what it reports (DESIGN §10): everything is checked
 // before the one commit that makes it — the path rule (only documents of
-// collections, repo.Config.Publishable), conflicts, and that production's
+// collections, repo.Config.Publishable), conflicts, that production's
 // tree can hold every path the publish and the settling draft commit write
-// (no symlinked folder, no file in the way). It either fails with nothing
+// (no symlinked folder, no file in the way), and the documents themselves
+// (the store's Admitter: a file pushed onto the draft with plain git passes
+// the schema and the MDX gate a write passes). It either fails with nothing
 // committed and no hook sent, or succeeds with its commit; what runs after
 // the commit (bringing a checkout along, hooks, settling the draft) only adds
 // warnings and hook results to that success.
@@ -359,6 +361,13 @@ func (s *Store) Publish(ctx context.Context, as PublishAs, req PublishRequest) (
 			WithFix("resolve each with resolve: {\"%s\": \"mine\"} (publish the draft's bytes) or \"theirs\" (keep production's)", conflicts[0])
 	}
 	if err := s.checkTree(d, prodTip, res.TookTheirs); err != nil {
+		return PublishResult{}, err
+	}
+	published := map[string]string{}
+	for _, e := range publish {
+		published[e.Path] = e.Version
+	}
+	if err := s.admit(ctx, published); err != nil {
 		return PublishResult{}, err
 	}
 

@@ -363,6 +363,13 @@ func (s *Store) Revise(ctx context.Context, as PublishAs, req ReviseRequest) (Re
 		return ReviseResult{}, errs.New(errs.InputValidationFailed, "your draft has no changes to %s", strings.Join(missing, ", ")).
 			With("paths", missing).WithFix("write the documents to your draft first; list_drafts shows what it holds")
 	}
+	moved := map[string]string{}
+	for _, c := range moves {
+		moved[c.Path] = c.Blob
+	}
+	if err := s.admit(ctx, moved); err != nil {
+		return ReviseResult{}, err
+	}
 	res.Review = r
 	if len(moves) == 0 {
 		res.Note = fmt.Sprintf("review #%d already holds your draft's versions", r.Number)
@@ -508,6 +515,9 @@ func (s *Store) Decide(ctx context.Context, as PublishAs, number int, d Decision
 
 // Close closes a review without merging it; the proposed paths return to
 // the author's draft where the draft no longer holds them (nothing is lost).
+// Only paths a publish may carry return (repo.Config.Publishable): anything
+// else on the review branch was pushed there by hand, and stays there with a
+// warning.
 func (s *Store) Close(ctx context.Context, as PublishAs, number int) (ReviewResult, error) {
 	if err := s.Publisher.Sync(ctx); err != nil {
 		return ReviewResult{}, err
@@ -543,7 +553,14 @@ func (s *Store) Close(ctx context.Context, as PublishAs, number int) (ReviewResu
 		current, _ = s.Project.Git.Versions(prodTip, paths)
 	}
 	var back []repo.Change
+	var foreign []string
 	for _, c := range changes {
+		if !s.Project.Config.Publishable(c.Path) {
+			// Only what a publish may carry returns to the draft: a file
+			// pushed onto the review branch by hand stays on it.
+			foreign = append(foreign, c.Path)
+			continue
+		}
 		if e, ok := d.Lookup(c.Path); ok && e.Version != current[c.Path] {
 			continue // the draft holds its own (newer) version
 		}
@@ -558,6 +575,11 @@ func (s *Store) Close(ctx context.Context, as PublishAs, number int) (ReviewResu
 		}
 		back = append(back, ch)
 		res.Restored = append(res.Restored, c.Path)
+	}
+	if len(foreign) > 0 {
+		res.Warnings = append(res.Warnings, Warning{Code: string(errs.InvalidPath),
+			Message: fmt.Sprintf("%s %s not documents of collections, so %s not returned to the draft (the review branch %s keeps them)",
+				strings.Join(foreign, ", "), plural(len(foreign), "is", "are"), plural(len(foreign), "it was", "they were"), r.Head)})
 	}
 	if len(back) > 0 {
 		if _, err := s.commitDraft(ctx, branch, back, nil, fmt.Sprintf("Take back the proposal of review #%d", number), as.Author); err != nil {
@@ -610,11 +632,24 @@ func (s *Store) Merge(ctx context.Context, as PublishAs, req MergeRequest) (Merg
 	// checked: a merge carries what the branch changes since it left
 	// production, whatever its trailers say, so a file pushed onto the
 	// review branch by hand (graft.yaml, .github/…) stops it here.
-	published, err := s.mergedPaths(ctx, d)
+	merged, err := s.mergedChanges(ctx, d)
 	if err != nil {
 		return MergeResult{}, err
 	}
+	published := make([]string, len(merged))
+	for i, c := range merged {
+		published[i] = c.Path
+	}
 	if err := s.checkPublishable(published); err != nil {
+		return MergeResult{}, err
+	}
+	// And what it carries is judged as a publish's documents are: a
+	// document pushed onto the branch by hand passes the schema and the gate.
+	carried := map[string]string{}
+	for _, c := range merged {
+		carried[c.Path] = c.To
+	}
+	if err := s.admit(ctx, carried); err != nil {
 		return MergeResult{}, err
 	}
 	commit := func(changes []repo.Change, message string) (string, error) {
@@ -639,10 +674,10 @@ func (s *Store) Merge(ctx context.Context, as PublishAs, req MergeRequest) (Merg
 	return res, nil
 }
 
-// mergedPaths returns the paths a merge of review d would bring into
+// mergedChanges returns what a merge of review d would bring into
 // production: the diff between the review head (the commit the merge is
 // asked for) and its merge base with production.
-func (s *Store) mergedPaths(ctx context.Context, d ReviewDetail) ([]string, error) {
+func (s *Store) mergedChanges(ctx context.Context, d ReviewDetail) ([]repo.FileChange, error) {
 	head := d.HeadSHA
 	if _, err := s.Project.Git.CommitInfo(head); head == "" || err != nil { // not fetched yet
 		if err := s.Publisher.Sync(ctx); err != nil {
@@ -682,11 +717,7 @@ func (s *Store) mergedPaths(ctx context.Context, d ReviewDetail) ([]string, erro
 	} else if changes, err = s.Project.Git.Diff(base, head, ""); err != nil {
 		return nil, err
 	}
-	paths := make([]string, len(changes))
-	for i, c := range changes {
-		paths[i] = c.Path
-	}
-	return paths, nil
+	return changes, nil
 }
 
 func orNone(p []string) []string {

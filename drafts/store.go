@@ -21,6 +21,10 @@ type Store struct {
 	// Hooks are POSTed after a publish commit; nil = from graft.yaml and
 	// GRAFT_HOOK_SECRET.
 	Hooks *Hooks
+	// Admit judges every file a publish, a revision or a merge carries
+	// toward production (the service layer's document rule); nil carries
+	// them unjudged.
+	Admit Admitter
 
 	mu    sync.Mutex
 	views map[string]string // draft head + " " + production tip → view commit

@@ -84,7 +84,7 @@ func init() {
 		[]string{"an absolute path or a '..' segment", "a NUL byte", "a symlinked folder or dangling symlink", "a path outside the content root"},
 		"Use a relative path inside the content root with no symlinks.")
 	def(DocumentInvalid, 422, "A file cannot be parsed as a document.",
-		[]string{"unterminated frontmatter", "a YAML or TOML syntax error", "a document over 1 MiB", "frontmatter nested deeper than 32", "YAML aliases that expand past 10,000 nodes or 1 MiB", "invalid UTF-8", "a stored body that fails the MDX safety gate, asked for as HTML (format=html)"},
+		[]string{"unterminated frontmatter", "a YAML or TOML syntax error", "a document over 1 MiB", "frontmatter nested deeper than 32", "YAML aliases that expand past 10,000 nodes or 1 MiB", "invalid UTF-8", "a stored body that fails the MDX safety gate, asked for as HTML (format=html)", "a publish, revision or merge carrying a file pushed with plain git that a write would refuse (details.problems)"},
 		"Fix the frontmatter syntax or reduce the document's size; for a body the gate refuses, read it as it is (format=md) or fix what details.found lists and write it back.")
 	def(ContentConflict, 409, "The document changed since the version you read (baseVersion does not match).",
 		[]string{"someone else wrote the document", "baseVersion null but the document exists", "a draft conflicts with production"},

@@ -121,6 +121,42 @@ func TestPromptMissingArgument(t *testing.T) {
 	}
 }
 
+// TestMethodErrorsHaveCodes: a method other than tools/call that fails on
+// what the caller sent or may read answers invalid params (-32602) with the
+// error JSON as its message, never the go-sdk's code 0 for a plain error: an
+// anonymous read of a draft's resource, a branch name that is no branch
+// name. A document that does not exist stays the protocol's
+// resource-not-found.
+func TestMethodErrorsHaveCodes(t *testing.T) {
+	var who atomic.Value
+	who.Store(agent)
+	s := connect(t, Options{Dir: fixtures.SampleRepo(t), Identity: func(context.Context) (service.Caller, error) {
+		return who.Load().(service.Caller), nil
+	}})
+	w := s.call("write_content", map[string]any{"collection": "notes", "slug": "secret-plan", "data": map[string]any{},
+		"body": "Only on a draft.\n"}).ok(t)
+	draft := w.structured["branch"].(string)
+	anonymous := service.Caller{ID: "anonymous", Anonymous: true}
+	tests := []struct {
+		as   service.Caller
+		uri  string
+		code int64
+		text string
+	}{
+		{anonymous, documentURI(draft, "notes", "secret-plan"), jsonrpc.CodeInvalidParams, "UNAUTHORIZED"},
+		{agent, "graft://main~1/notes/reading-list", jsonrpc.CodeInvalidParams, "BRANCH_INVALID"},
+		{agent, documentURI("main", "notes", "missing"), sdk.CodeResourceNotFound, "Resource not found"},
+	}
+	for _, tt := range tests {
+		who.Store(tt.as)
+		_, err := s.cs.ReadResource(context.Background(), &sdk.ReadResourceParams{URI: tt.uri})
+		var werr *jsonrpc.Error
+		if !errors.As(err, &werr) || werr.Code != tt.code || !strings.Contains(werr.Message, tt.text) {
+			t.Errorf("%s: %v, want code %d with %s", tt.uri, err, tt.code, tt.text)
+		}
+	}
+}
+
 // TestAnonymousCompletions: once an anonymous caller asks, completions name
 // production only: no draft branch, no slug that exists only on a draft.
 func TestAnonymousCompletions(t *testing.T) {

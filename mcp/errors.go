@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 
@@ -47,6 +48,30 @@ func toolNameOf(method string, req sdk.Request) string {
 		name = name[:64] + "…"
 	}
 	return " " + strconv.Quote(name)
+}
+
+// rpcErrorCodes gives every failure of a method other than tools/call (whose
+// failures are isError results) a JSON-RPC error code: the go-sdk sends a
+// plain error as code 0, which is no code a client can act on. A catalog
+// error about what the caller sent or may do is invalid params (-32602),
+// INTERNAL (and anything outside the catalog) an internal error (-32603);
+// the message stays the error JSON. Errors that carry a code already (an
+// unknown tool, a resource not found) pass as they are.
+func rpcErrorCodes(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		var werr *jsonrpc.Error
+		if err == nil || method == "tools/call" || errors.As(err, &werr) {
+			return res, err
+		}
+		code := int64(jsonrpc.CodeInternalError)
+		if e, ok := errs.As(err); ok && e.Code != errs.Internal {
+			code = jsonrpc.CodeInvalidParams
+		} else if t, ok := err.(toolError); ok && t.e.Code != errs.Internal {
+			code = jsonrpc.CodeInvalidParams
+		}
+		return res, &jsonrpc.Error{Code: code, Message: err.Error()}
+	}
 }
 
 // errorResult is the isError result carrying e's error JSON.

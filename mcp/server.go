@@ -113,6 +113,7 @@ func New(opts Options) *Server {
 		Instructions:      s.instructions(),
 		Logger:            logger,
 		CompletionHandler: s.complete,
+		SetCacheable:      privateResults,
 		Capabilities: &sdk.ServerCapabilities{
 			Tools:     &sdk.ToolCapabilities{ListChanged: true},
 			Resources: &sdk.ResourceCapabilities{ListChanged: true},
@@ -123,6 +124,7 @@ func New(opts Options) *Server {
 	// first (innermost, next to the handlers) and last (outermost).
 	s.sdk.AddReceivingMiddleware(recoverPanics)
 	s.sdk.AddReceivingMiddleware(rewriteSchemaErrors)
+	s.sdk.AddReceivingMiddleware(rpcErrorCodes)
 	s.sdk.AddReceivingMiddleware(opts.Middleware...)
 	s.sdk.AddReceivingMiddleware(recoverPanics)
 	s.mu.Lock()
@@ -134,6 +136,12 @@ func New(opts Options) *Server {
 	}
 	return s
 }
+
+// privateResults marks every result the SDK would let intermediaries
+// cache ("public" is its default) as private to the caller: what graft
+// answers depends on who asks — a draft's document, production alone for an
+// anonymous caller — so no shared cache may hand it to anyone else.
+func privateResults(_ context.Context, _ sdk.Request, c *sdk.Cacheable) { c.CacheScope = "private" }
 
 // SDK returns the underlying go-sdk server.
 func (s *Server) SDK() *sdk.Server { return s.sdk }

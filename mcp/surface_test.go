@@ -69,3 +69,35 @@ func TestResourcesPromptsCompletions(t *testing.T) {
 		}
 	}
 }
+
+// TestResultsArePrivate: every result a client or an intermediary may cache
+// is marked private to the caller (the SDK's default is public): a draft's
+// document read by one identity is not for anyone else, and an anonymous
+// caller sees production only.
+func TestResultsArePrivate(t *testing.T) {
+	s := connect(t, Options{Dir: fixtures.SampleRepo(t)})
+	ctx := context.Background()
+	w := s.call("write_content", map[string]any{"collection": "notes", "slug": "mine", "data": map[string]any{"title": "Mine"}, "body": "mine\n"})
+	draft, _ := w.structured["branch"].(string)
+	scopes := map[string]string{}
+	r, err := s.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: documentURI(draft, "notes", "mine")})
+	if err != nil || !strings.Contains(r.Contents[0].Text, "mine") {
+		t.Fatalf("read the draft's document: %v", err)
+	}
+	scopes["resources/read of a draft"] = r.CacheScope
+	tools, err := s.cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scopes["tools/list"] = tools.CacheScope
+	templates, err := s.cs.ListResourceTemplates(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scopes["resources/templates/list"] = templates.CacheScope
+	for what, scope := range scopes {
+		if scope != "private" {
+			t.Errorf("%s: cacheScope %q, want private", what, scope)
+		}
+	}
+}

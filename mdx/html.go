@@ -190,10 +190,11 @@ var svgAnimation = map[string]bool{"animate": true, "set": true, "animateMotion"
 //
 //   - Any on* attribute is an event handler, and so is an SVG animation
 //     (<animate>, <set>, …) whose attributeName names one.
-//   - A value is a dangerous URL when it, or any of its ";"- or
-//     ","-separated items (an SVG animation's values list, a srcset, a
-//     refresh's "0;url=…"), starts with javascript:, vbscript: or
-//     data:text/html, read as a browser reads a URL (see dangerousURL). Every
+//   - A value is a dangerous URL when it, the URL it names read as a
+//     refresh (refreshURL: "0; URL = '…'"), or any of its ";"- or
+//     ","-separated items (an SVG animation's values list, a srcset),
+//     starts with javascript:, vbscript: or data:text/html, read as a
+//     browser reads a URL (see dangerousURL). Every
 //     attribute is checked, not only href and src: which attributes a browser
 //     follows changes (xlink:href, formaction, an animated href), the rule
 //     does not. Only title and alt are exempt: text a browser shows and
@@ -212,6 +213,9 @@ func unsafeAttribute(element, key, val string) string {
 	if dangerousURL(val) {
 		return KindDangerousURL
 	}
+	if u, ok := refreshURL(val); ok && dangerousURL(u) {
+		return KindDangerousURL
+	}
 	if strings.ContainsAny(val, ";,") {
 		for _, item := range strings.FieldsFunc(val, func(r rune) bool { return r == ';' || r == ',' }) {
 			item = strings.TrimSpace(item)
@@ -224,6 +228,48 @@ func unsafeAttribute(element, key, val string) string {
 		}
 	}
 	return ""
+}
+
+// refreshURL reads a value as a browser reads a refresh (a meta
+// http-equiv="refresh" content, a Refresh header): a time, then the URL to
+// go to, following the WHATWG "shared declarative refresh steps" — digits
+// and dots; whitespace, ";" or "," (either one alone will do); an optional
+// "url" with "=" (whitespace allowed around it, any case); an optional
+// quote, which then ends the URL. ok is false when val is not a refresh
+// with a URL. Which attribute carries it does not matter to the rule.
+func refreshURL(val string) (url string, ok bool) {
+	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
+	skip := func(s string, f func(byte) bool) string {
+		for len(s) > 0 && f(s[0]) {
+			s = s[1:]
+		}
+		return s
+	}
+	s := skip(val, isSpace)
+	rest := skip(s, func(c byte) bool { return c >= '0' && c <= '9' || c == '.' })
+	if len(rest) == len(s) || rest == "" {
+		return "", false // no time, or no URL after it
+	}
+	if c := rest[0]; c != ';' && c != ',' && !isSpace(c) {
+		return "", false
+	}
+	s = skip(rest, isSpace)
+	if s != "" && (s[0] == ';' || s[0] == ',') {
+		s = skip(s[1:], isSpace)
+	}
+	if len(s) >= 3 && strings.EqualFold(s[:3], "url") {
+		if t := skip(s[3:], isSpace); t != "" && t[0] == '=' {
+			s = skip(t[1:], isSpace)
+		}
+	}
+	if s != "" && (s[0] == '\'' || s[0] == '"') {
+		q := s[0]
+		s = s[1:]
+		if i := strings.IndexByte(s, q); i >= 0 {
+			s = s[:i]
+		}
+	}
+	return s, s != ""
 }
 
 // localName drops a namespace prefix (xlink:href → href).

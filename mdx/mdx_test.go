@@ -84,6 +84,13 @@ var checkCases = []struct {
 	{"an open tag ends at the next paragraph's tag in md", "md", "Intro.\n\n<div \n\nonmouseover=alert(1) x\n", nil, 0},
 	{"handler in a later block than clean raw HTML in md", "md", "# T\n\nPara.\n\n<div>ok</div>\n\nMore.\n\nAnd <b onclick=x>y</b>\n\nEnd.\n", []string{on}, 9},
 	{"meta refresh to a javascript URL in md", "md", "<meta http-equiv=\"refresh\" content=\"0;url=javascript:alert(1)\">\n", []string{url}, 1},
+	// a refresh's URL as a browser reads it (WHATWG "shared declarative refresh steps"): spaces
+	// around "=", a quoted URL, a space alone between the time and the URL
+	{"meta refresh with spaces around = in md", "md", "<meta http-equiv=\"refresh\" content=\"0; URL = javascript:alert(1)\">\n", []string{url}, 1},
+	{"meta refresh with a quoted URL in md", "md", "<meta http-equiv=\"refresh\" content=\"0;url='javascript:alert(1)'\">\n", []string{url}, 1},
+	{"meta refresh with a double-quoted URL in md", "md", "<meta http-equiv=\"refresh\" content='0; url=\"vbscript:msgbox(1)\"'>\n", []string{url}, 1},
+	{"meta refresh separated by a space alone in md", "md", "<meta http-equiv=\"refresh\" content=\"0 javascript:alert(1)\">\n", []string{url}, 1},
+	{"meta refresh with a fractional time in mdx", "mdx", "<meta httpEquiv=\"refresh\" content=\"1.5,URL=data:text/html,x\" />\n", []string{url}, 1},
 	// attribute-spread (.mdx)
 	{"spread", "mdx", "<Card {...props} />\n", []string{spread}, 1},
 	{"spread with spaces", "mdx", "<Card { ...props } title=\"x\" />\n", []string{spread}, 1},

@@ -3,8 +3,10 @@ package repo
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -67,7 +69,9 @@ func (p *Project) OpenLocalFile(path string) (*os.File, fs.FileInfo, error) {
 	if !info.Mode().IsRegular() {
 		return nil, nil, refuse("it is not a regular file")
 	}
-	if p.gitIgnores(root, segs) {
+	if ignored, err := p.gitIgnores(root, segs); err != nil {
+		return nil, nil, refuse("%v", err)
+	} else if ignored {
 		return nil, nil, refuse("Git ignores it (.gitignore, .git/info/exclude or core.excludesFile)")
 	}
 	f, err := os.OpenFile(full, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
@@ -139,8 +143,51 @@ func within(root, abs string) (string, bool) {
 }
 
 // gitIgnores reports whether Git ignores the file at segs (a path below
-// root) or a folder on the way to it.
-func (p *Project) gitIgnores(root string, segs []string) bool {
+// root) or a folder on the way to it. It asks Git itself (`git check-ignore
+// --no-index`), which reads every source Git reads — the .gitignore files,
+// .git/info/exclude, core.excludesFile from any configuration (the
+// repository's, the user's, XDG's, the system's, includes) and its default
+// $XDG_CONFIG_HOME/git/ignore — and also go-git's matcher, which reads only
+// the .gitignore files, info/exclude and the core.excludesFile of
+// ~/.gitconfig and /etc/gitconfig: either saying "ignored" is enough. When
+// Git cannot answer (not a worktree, a repository it distrusts) the file is
+// refused with Git's reason; only without a git binary does the matcher
+// decide alone.
+func (p *Project) gitIgnores(root string, segs []string) (bool, error) {
+	if p.matcherIgnores(root, segs) {
+		return true, nil
+	}
+	git, err := exec.LookPath("git")
+	if err != nil {
+		return false, nil
+	}
+	cmd := exec.Command(git, "check-ignore", "--quiet", "--no-index", "--", strings.Join(segs, "/"))
+	cmd.Dir = root
+	for _, kv := range os.Environ() {
+		// The repository is the project's, whatever the environment names.
+		if k, _, _ := strings.Cut(kv, "="); k != "GIT_DIR" && k != "GIT_WORK_TREE" && k != "GIT_INDEX_FILE" && k != "GIT_COMMON_DIR" {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return true, nil // exit 0: ignored
+	case errors.As(err, &exit) && exit.ExitCode() == 1:
+		return false, nil // exit 1: not ignored
+	}
+	why, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
+	if why == "" {
+		why = err.Error()
+	}
+	return false, fmt.Errorf("Git cannot tell whether it ignores it (%s)", why)
+}
+
+// matcherIgnores is go-git's answer to gitIgnores.
+func (p *Project) matcherIgnores(root string, segs []string) bool {
 	var ps []gitignore.Pattern
 	sys := osfs.New(string(filepath.Separator))
 	if g, err := gitignore.LoadSystemPatterns(sys); err == nil {

@@ -140,3 +140,67 @@ func TestOpenLocalFileThroughLinkedProject(t *testing.T) {
 		f.Close()
 	}
 }
+
+// TestOpenLocalFileAsksGit: "ignored by Git" is Git's answer, from every
+// place Git reads ignore rules — not only the ones go-git's matcher knows.
+// The user's default global ignore file ($XDG_CONFIG_HOME/git/ignore, read
+// when core.excludesFile is unset), a core.excludesFile set in the
+// repository's own configuration, and one set in the XDG configuration
+// file each hide a private key from put_asset's path.
+func TestOpenLocalFileAsksGit(t *testing.T) {
+	home, xdg := t.TempDir(), t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	dir := fixtures.SampleRepo(t)
+	write := func(path, data string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(xdg, "git", "ignore"), "*.key\n")
+	write(filepath.Join(dir, "certs", "server.key"), "-----BEGIN PRIVATE KEY-----\n")
+	write(filepath.Join(dir, "images", "cover.png"), "png")
+	p, err := OpenProject(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func(path string) error {
+		t.Helper()
+		f, _, err := p.OpenLocalFile(path)
+		if err == nil {
+			f.Close()
+		}
+		return err
+	}
+	refused := func(path string) {
+		t.Helper()
+		err := open(path)
+		if e, ok := errs.As(err); !ok || e.Code != errs.InvalidPath || !strings.Contains(e.Message, "Git ignores it") {
+			t.Errorf("%s: %v, want INVALID_PATH: Git ignores it", path, err)
+		}
+	}
+	refused("certs/server.key") // the default global ignore file
+	if err := open("images/cover.png"); err != nil {
+		t.Fatalf("images/cover.png: %v", err)
+	}
+
+	// core.excludesFile in the repository's configuration.
+	excludes := filepath.Join(t.TempDir(), "excludes")
+	write(excludes, "*.bak\n")
+	write(filepath.Join(dir, "notes", "draft.bak"), "old")
+	fixtures.Git(t, dir, "config", "core.excludesFile", excludes)
+	refused("notes/draft.bak")
+
+	// core.excludesFile in $XDG_CONFIG_HOME/git/config.
+	other := filepath.Join(t.TempDir(), "other")
+	write(other, "*.p12\n")
+	write(filepath.Join(xdg, "git", "config"), "[core]\n\texcludesFile = "+other+"\n")
+	fixtures.Git(t, dir, "config", "--unset", "core.excludesFile")
+	write(filepath.Join(dir, "certs", "client.p12"), "p12")
+	refused("certs/client.p12")
+}

@@ -344,3 +344,66 @@ func captureCrashLog(t testing.TB) *crashLog {
 	t.Cleanup(func() { crash.SetLogger(nil) })
 	return l
 }
+
+// TestLimitsCountIPv6Networks: an IPv6 client holds a /64 of its own, so
+// per-address limits count the /64: the failed token checks of addresses in
+// one /64 add up (past the limit, another address of it is refused too),
+// and so do anonymous calls; another /64 has its own count.
+func TestLimitsCountIPv6Networks(t *testing.T) {
+	dir := sampleProject(t)
+	token(t, dir, "agent:good", "content:write")
+	ts := start(t, dir, Options{WatchInterval: -1, TrustedProxyHops: 1, Rate: auth.Rate{Count: 3, Per: time.Hour}})
+	for i := 0; i < tokenFailures.Count; i++ {
+		r := ts.do("GET", "/healthz", "", "X-Forwarded-For", fmt.Sprintf("2001:db8:1:2::%x", i+1), "Authorization", fmt.Sprintf("Bearer graft_guess%d", i))
+		if r.status != 401 {
+			t.Fatalf("guess %d: %d %s", i, r.status, r.body)
+		}
+	}
+	if r := ts.do("GET", "/healthz", "", "X-Forwarded-For", "2001:db8:1:2:ffff::1", "Authorization", "Bearer graft_guess-more"); r.status != 429 {
+		t.Errorf("a new address of the same /64 past the limit: %d %s", r.status, r.body)
+	}
+	for i := 0; i < 3; i++ {
+		if r := ts.do("GET", "/healthz", "", "X-Forwarded-For", fmt.Sprintf("2001:db8:9:9::%x", i+1)); r.status != 200 {
+			t.Fatalf("anonymous call %d: %d %s", i, r.status, r.body)
+		}
+	}
+	if r := ts.do("GET", "/healthz", "", "X-Forwarded-For", "2001:db8:9:9:abcd::7"); r.status != 429 {
+		t.Errorf("a fourth anonymous call from the same /64: %d", r.status)
+	}
+	if r := ts.do("GET", "/healthz", "", "X-Forwarded-For", "2001:db8:9:a::1"); r.status != 200 {
+		t.Errorf("another /64: %d %s", r.status, r.body)
+	}
+}
+
+// TestRelayedCallsAreNotLocal: a loopback server with no token treats the
+// person on the machine as the operator, but a request a reverse proxy
+// relayed (a header proxies add, or a server told it runs behind one) may
+// come from anywhere: without a token it is anonymous — it reads production
+// and cannot write — even though a proxy's default Host passes the Host check.
+func TestRelayedCallsAreNotLocal(t *testing.T) {
+	dir := sampleProject(t)
+	write := toolCall("write_content", map[string]any{"collection": "notes", "slug": "relayed", "data": map[string]any{}, "body": "x\n"})
+	preview := "/api/content/v1/documents/posts/hello-world?branch=preview/spring"
+	direct := start(t, dir, Options{WatchInterval: -1})
+	if r := direct.do("GET", preview, ""); r.status != 200 {
+		t.Fatalf("the person on the machine (local mode): %d %s", r.status, r.body)
+	}
+	relays := [][]string{
+		{"X-Forwarded-For", "203.0.113.5"},
+		{"Forwarded", "for=203.0.113.5;proto=https"},
+		{"X-Real-IP", "203.0.113.5"},
+		{"Via", "1.1 proxy.example"},
+	}
+	for _, h := range relays {
+		if r := direct.do("GET", preview, "", h...); r.status != 403 || r.err.Code != "UNAUTHORIZED" {
+			t.Errorf("relayed with %s: %d %s, want anonymous (403)", h[0], r.status, r.body)
+		}
+		if r := direct.do("POST", "/mcp", write, h...); !strings.Contains(r.body, `\"error\":\"UNAUTHORIZED`) {
+			t.Errorf("a write relayed with %s: %s", h[0], r.body)
+		}
+	}
+	behind := start(t, dir, Options{WatchInterval: -1, TrustedProxyHops: 1})
+	if r := behind.do("GET", preview, ""); r.status != 403 {
+		t.Errorf("a server behind a proxy (--trusted-proxy-hops): %d %s, want anonymous (403)", r.status, r.body)
+	}
+}

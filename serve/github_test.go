@@ -64,7 +64,7 @@ func TestGitHubWebhookReachesSearch(t *testing.T) {
 		t.Fatalf("a refused delivery moved main to %s", got)
 	}
 	// Signed, from a foreign Host (GitHub's deliveries carry the public host name).
-	rep := ts.do("POST", github.WebhookPath, body, "X-GitHub-Event", "push", "X-Hub-Signature-256", github.SignWebhook(secret, []byte(body)), "Host", "graft.example.org")
+	rep := ts.do("POST", github.WebhookPath, body, "X-GitHub-Event", "push", "X-Hub-Signature-256", github.SignWebhook(secret, []byte(body)), "X-GitHub-Delivery", "d-1", "Host", "graft.example.org")
 	if rep.status != 202 || !strings.Contains(rep.body, `"queued":true`) {
 		t.Fatalf("signed delivery: %d %s, want 202 queued (the fetch runs after the answer)", rep.status, rep.body)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"mime"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -99,5 +100,36 @@ func TestCSPRunsNoScript(t *testing.T) {
 		if got := cspRunsNoScript(policy); got != want {
 			t.Errorf("%q: %v, want %v", policy, got, want)
 		}
+	}
+}
+
+// TestEveryAnswerIsInert: answers that are not a service route's — errors
+// (which may echo the request: a path, a slug), refusals of the protection
+// chain, MCP's answers — carry nosniff and a policy that runs no script too,
+// on TCP and on the owner socket.
+func TestEveryAnswerIsInert(t *testing.T) {
+	dir := sampleProject(t)
+	ts := start(t, dir, Options{})
+	echo := "<img src=x onerror=alert(1)>"
+	tests := []struct {
+		name, method, path, body string
+		headers                  []string
+	}{
+		{"no route", "GET", "/" + url.PathEscape(echo), "", nil},
+		{"a document that does not exist", "GET", ContentPrefix + "/documents/posts/" + url.PathEscape(echo), "", nil},
+		{"a bad query", "GET", ContentPrefix + "/search?q=x&limit=" + url.QueryEscape(echo), "", nil},
+		{"a foreign Host", "GET", "/healthz", "", []string{"Host", "evil.example"}},
+		{"a bad token", "GET", "/healthz", "", []string{"Authorization", "Bearer " + echo}},
+		{"an MCP call", "POST", "/mcp", toolCall("explain_error", map[string]any{"code": echo}), nil},
+		{"an MCP body that is not JSON", "POST", "/mcp", echo, nil},
+		{"metrics", "GET", "/metrics", "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := ts.do(tt.method, tt.path, tt.body, tt.headers...)
+			if r.header.Get("X-Content-Type-Options") != "nosniff" || !cspRunsNoScript(r.header.Get("Content-Security-Policy")) {
+				t.Errorf("%d not inert: %v", r.status, r.header)
+			}
+		})
 	}
 }

@@ -22,7 +22,7 @@ const PreviewPrefix = "/preview/"
 // inside a minimal page served inert like every rendered page (inertHeaders). Reads follow the
 // caller's rights: anonymous callers see production only.
 func (s *Server) preview(r *http.Request, svc *service.Service, c service.Caller) (response, error) {
-	branch, collection, slug, err := splitPreview(svc, strings.TrimPrefix(r.URL.Path, PreviewPrefix))
+	branch, collection, slug, err := splitPreview(svc, c, strings.TrimPrefix(r.URL.Path, PreviewPrefix))
 	if err != nil {
 		return response{}, err
 	}
@@ -53,18 +53,30 @@ func renderPreview(r *http.Request, svc *service.Service, c service.Caller, bran
 }
 
 // splitPreview splits "<branch>/<collection>/<slug>" at the first place
-// where an existing branch is followed by one of the project's collections.
-func splitPreview(svc *service.Service, rest string) (branch, collection, slug string, err error) {
+// where an existing branch c may read is followed by one of the project's
+// collections. Whether a branch c may not read exists is never looked up:
+// such a path is the read rule's refusal (service.ReadableBranch), whether
+// the branch exists or not, so an anonymous caller cannot probe which
+// drafts and reviews exist.
+func splitPreview(svc *service.Service, c service.Caller, rest string) (branch, collection, slug string, err error) {
 	segs := strings.Split(strings.Trim(rest, "/"), "/")
+	var denied error
 	for i := 1; i+1 < len(segs); i++ {
 		b, coll := strings.Join(segs[:i], "/"), segs[i]
 		if _, err := svc.Project.Config.Collection(coll); err != nil {
+			continue
+		}
+		if _, err := svc.ReadableBranch(c, b); err != nil {
+			denied = err
 			continue
 		}
 		if _, ok, err := svc.Project.Git.Head(b); err != nil || !ok {
 			continue
 		}
 		return b, coll, strings.Join(segs[i+1:], "/"), nil
+	}
+	if denied != nil {
+		return "", "", "", denied
 	}
 	return "", "", "", errs.New(errs.DocumentNotFound, "no document at %s%s", PreviewPrefix, rest).
 		WithFix("preview links are %s<branch>/<collection>/<slug>, e.g. %s", PreviewPrefix, drafts.PreviewPath(svc.Project.Production(), "posts", "hello-world"))

@@ -114,6 +114,42 @@ func TestPreviewPage(t *testing.T) {
 	}
 }
 
+// TestPreviewRevealsNoBranch: once a token exists, an anonymous caller
+// asking for the preview of a draft that exists and of one that does not
+// gets the same answer — the read rule's UNAUTHORIZED — so previews cannot be
+// used to learn which identities have drafts or reviews. Production's
+// previews stay open to it, and a token holder reads the draft's.
+func TestPreviewRevealsNoBranch(t *testing.T) {
+	dir := previewSite(t)
+	ts := start(t, dir, Options{})
+	branch := writePreviewDoc(t, ts.srv)
+	secret := token(t, dir, "agent:reader")
+	var answers []string
+	for _, path := range []string{
+		drafts.PreviewPath(branch, "posts", "previewed"),
+		drafts.PreviewPath(branch, "posts", "no-such-post"),
+		drafts.PreviewPath(drafts.Branch("agent:nobody"), "posts", "previewed"),
+		drafts.PreviewPath("graft-studio/review/nobody-20260101-000000", "posts", "previewed"),
+	} {
+		r := ts.do("GET", path, "")
+		if r.status != 403 || r.err.Code != "UNAUTHORIZED" {
+			t.Errorf("anonymous %s: %d %s", path, r.status, r.body)
+		}
+		answers = append(answers, r.body)
+	}
+	for _, a := range answers[1:] {
+		if a != answers[0] {
+			t.Errorf("the answers differ:\n%s\n%s", answers[0], a)
+		}
+	}
+	if r := ts.do("GET", drafts.PreviewPath("main", "posts", "hello-world"), ""); r.status != 200 {
+		t.Errorf("anonymous production preview: %d %s", r.status, r.body)
+	}
+	if r := ts.do("GET", drafts.PreviewPath(branch, "posts", "previewed"), "", "Authorization", "Bearer "+secret); r.status != 200 {
+		t.Errorf("the token's preview of the draft: %d %s", r.status, r.body)
+	}
+}
+
 // chromium returns the path of a Chromium binary, or skips the test.
 func chromium(t *testing.T) string {
 	t.Helper()

@@ -64,6 +64,10 @@ func decodeCaller(s string) (service.Caller, error) {
 // it is INTERNAL for that request alone.
 func (s *Server) protect(routes *http.ServeMux) http.Handler {
 	return s.metrics.wrap(routes, recoverHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Every answer is inert, errors and MCP streams included (they may
+		// echo what the caller sent); routes that serve other kinds of
+		// bytes set their own policy over this one.
+		inertHeaders(w.Header(), servedData, "", "")
 		if err := s.checkHost(r); err != nil {
 			writeError(w, err)
 			return
@@ -109,6 +113,7 @@ func (s *Server) protect(routes *http.ServeMux) http.Handler {
 // the batch cap, no rate limit.
 func (s *Server) trustSocket(routes *http.ServeMux) http.Handler {
 	return s.metrics.wrap(routes, recoverHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		inertHeaders(w.Header(), servedData, "", "")
 		c := s.operator
 		if h := r.Header.Get(CallerHeader); h != "" {
 			var err error
@@ -252,8 +257,9 @@ func (s *Server) checkOrigin(r *http.Request) error {
 }
 
 // identify resolves the caller: a bearer token's identity; without one the
-// operator in local mode (loopback, no token exists) and anonymous
-// otherwise. It returns the rate-limit key ("" for the local operator).
+// operator in local mode (loopback, no token exists, the request not
+// relayed by a proxy) and anonymous otherwise. It returns the rate-limit
+// key ("" for the local operator).
 func (s *Server) identify(r *http.Request) (service.Caller, string, error) {
 	h := r.Header.Get("Authorization")
 	if h != "" {
@@ -263,7 +269,7 @@ func (s *Server) identify(r *http.Request) (service.Caller, string, error) {
 		}
 		return t.Caller(), "id:" + t.Identity(), nil
 	}
-	if s.loopback {
+	if s.loopback && !s.relayed(r) {
 		// Local mode lasts only while no token was ever created (DESIGN §10).
 		local, err := s.opts.Tokens.LocalMode(r.Context())
 		if err != nil {
@@ -274,6 +280,25 @@ func (s *Server) identify(r *http.Request) (service.Caller, string, error) {
 		}
 	}
 	return service.Caller{ID: "anonymous", Anonymous: true, Scopes: []string{}}, "ip:" + s.clientIP(r), nil
+}
+
+// relayed reports whether a request reached the server through a proxy:
+// the server was told it runs behind one (--trusted-proxy-hops), or the
+// request carries a header proxies add (Forwarded, X-Forwarded-For,
+// X-Real-IP, Via). Local mode makes the person on this machine the
+// operator; a relayed request may come from anywhere (a reverse proxy on a
+// loopback server passes the Host check with its default Host), so it is
+// never the operator without a token.
+func (s *Server) relayed(r *http.Request) bool {
+	if s.opts.TrustedProxyHops > 0 {
+		return true
+	}
+	for _, h := range []string{"Forwarded", "X-Forwarded-For", "X-Real-Ip", "Via"} {
+		if len(r.Header.Values(h)) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // tokenFailures is the limit of failed token checks per client address
@@ -312,10 +337,33 @@ func (s *Server) checkToken(r *http.Request, header string) (auth.Token, error) 
 	return t, err
 }
 
-// clientIP is the remote address, or with N trusted proxy hops the address
-// N entries from the right of X-Forwarded-For + remote address: entries a
-// client wrote itself sit further left and are never used.
+// clientIP is the client address every per-address limit counts against
+// (anonymous calls, failed token checks, functions' limits): the remote
+// address, or with N trusted proxy hops the address N entries from the
+// right of X-Forwarded-For + remote address (entries a client wrote itself
+// sit further left and are never used) — as limitAddress counts it.
 func (s *Server) clientIP(r *http.Request) string {
+	return limitAddress(s.clientAddr(r))
+}
+
+// limitAddress is the unit per-address limits count: an IPv4 address (an
+// IPv4-mapped IPv6 one too) as it is, an IPv6 address as its /64 network —
+// the block one subscriber, one machine even, is given, whose 2^64
+// addresses would otherwise be as many fresh buckets. Anything that is not
+// an IP address is kept as it is.
+func limitAddress(addr string) string {
+	ip := net.ParseIP(addr)
+	if ip == nil {
+		return addr
+	}
+	if v4 := ip.To4(); v4 != nil {
+		return v4.String()
+	}
+	return (&net.IPNet{IP: ip.Mask(net.CIDRMask(64, 128)), Mask: net.CIDRMask(64, 128)}).String()
+}
+
+// clientAddr is the client's address (see clientIP).
+func (s *Server) clientAddr(r *http.Request) string {
 	remote, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		remote = r.RemoteAddr

@@ -557,10 +557,13 @@ func TestGitHubFollowWebhook(t *testing.T) {
 	}
 	push := []byte(fmt.Sprintf(`{"ref":"refs/heads/main","before":%q,"after":%q,"deleted":false,"repository":{"full_name":"%s/%s"}}`,
 		localBefore, merged, fakegithub.Owner, fakegithub.Name))
+	deliveries := 0
 	deliver := func(event, signature string, body []byte) (int, string) {
+		deliveries++
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+github.WebhookPath, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("X-GitHub-Event", event)
+		req.Header.Set("X-GitHub-Delivery", fmt.Sprintf("delivery-%d", deliveries))
 		if signature != "" {
 			req.Header.Set("X-Hub-Signature-256", signature)
 		}

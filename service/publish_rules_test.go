@@ -310,3 +310,45 @@ func TestReviewsRefuseForeignPaths(t *testing.T) {
 		Paths: []string{"graft.yaml"}}})
 	wantCode(t, err, errs.InvalidPath)
 }
+
+// TestCloseReviewReturnsOnlyDocuments: closing a review gives its documents
+// back to the author's draft, but not a file pushed onto the review branch by
+// hand (graft.yaml, a workflow): graft never writes such a file into a
+// draft. It stays on the review branch, and the result warns about it.
+func TestCloseReviewReturnsOnlyDocuments(t *testing.T) {
+	s := openSample(t)
+	dir := s.Project.Git.Path()
+	agent := Caller{ID: "agent:writer", Scopes: []string{ScopeContentWrite}}
+	in := note("Proposed", "proposed\n")
+	in.Slug = "proposed"
+	write(t, s, agent, in)
+	res, err := publishPaths(s, agent, "content/notes/proposed.md")
+	if err != nil || res.Review == nil {
+		t.Fatalf("publish as a review: %+v %v", res, err)
+	}
+	_, err = s.DiscardDrafts(context.Background(), agent, DiscardDraftsInput{Paths: []string{"content/notes/proposed.md"}})
+	must(t, err)
+	cfg, err := os.ReadFile(filepath.Join(dir, "graft.yaml"))
+	must(t, err)
+	pushOnto(t, dir, res.Review.Branch, map[string]string{
+		"graft.yaml":              string(cfg) + "functions:\n  pwn: {command: [\"id\"], access: public}\n",
+		".github/workflows/x.yml": "on: push\n",
+	}, "")
+
+	closed, err := s.CloseReview(context.Background(), agent, CloseReviewInput{Number: res.Review.Number})
+	must(t, err)
+	if len(closed.Restored) != 1 || closed.Restored[0] != "content/notes/proposed.md" {
+		t.Errorf("restored %v, want the document only", closed.Restored)
+	}
+	if len(closed.Warnings) != 1 || closed.Warnings[0].Code != string(errs.InvalidPath) || !strings.Contains(closed.Warnings[0].Message, "graft.yaml") {
+		t.Errorf("warnings %+v", closed.Warnings)
+	}
+	for _, c := range mustList(t, s, agent).Changes {
+		if c.Path != "content/notes/proposed.md" {
+			t.Errorf("the draft holds %s (foreign %v) after the close", c.Path, c.Foreign)
+		}
+	}
+	if got := gitRun(t, dir, "diff", "--name-only", "main", drafts.Branch(agent.ID)); got != "content/notes/proposed.md" {
+		t.Errorf("the draft's tree differs from production in %q", got)
+	}
+}

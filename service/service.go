@@ -140,7 +140,9 @@ func Open(dir string) (*Service, error) { return OpenWith(dir, OpenOptions{}) }
 // New returns a service over an already opened project, publishing locally.
 func New(p *repo.Project) *Service {
 	pub := drafts.NewLocal(p.Git)
-	return &Service{Project: p, Publisher: pub, Drafts: drafts.NewStore(p, pub)}
+	s := &Service{Project: p, Publisher: pub, Drafts: drafts.NewStore(p, pub)}
+	s.Drafts.Admit = s.admit
+	return s
 }
 
 // UsePublisher makes every branch move of the service go through pub (call

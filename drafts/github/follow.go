@@ -81,12 +81,8 @@ func (f *Follower) enqueue(branch string) bool {
 	}
 }
 
-// firstDelivery records a delivery id and reports whether it is new ("" =
-// no id: always processed).
+// firstDelivery records a delivery id and reports whether it is new.
 func (f *Follower) firstDelivery(id string) bool {
-	if id == "" {
-		return true
-	}
 	f.seenMu.Lock()
 	defer f.seenMu.Unlock()
 	if f.seen == nil {
@@ -227,7 +223,9 @@ var followedEvents = []string{"push", "pull_request", "pull_request_review", "pu
 // deletion too: the fetch finds the branch gone and the clone follows once
 // the API confirms it); a pull request event updates the review index
 // right away, and a merge also fetches the base. A delivery id seen before
-// is answered 200 and not processed again. Other events, tags and other
+// is answered 200 and not processed again, and one without an id (GitHub
+// names every delivery) is refused (400): the signature covers the body
+// only, so the id is what tells a replay apart. Other events, tags and other
 // repositories are acknowledged and ignored.
 func (f *Follower) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
@@ -297,7 +295,15 @@ func (f *Follower) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		branch, res.Branch = b, b
 	}
-	if !f.firstDelivery(r.Header.Get("X-GitHub-Delivery")) {
+	id := r.Header.Get("X-GitHub-Delivery")
+	if id == "" {
+		// GitHub names every delivery; one without a name could be
+		// replayed at will, since the signature covers the body alone.
+		writeErrorJSON(w, http.StatusBadRequest, errs.New(errs.InputValidationFailed, "the %s delivery has no X-GitHub-Delivery id", event).
+			WithFix("Deliveries come from GitHub, which names each one; send the header with a unique id."))
+		return
+	}
+	if !f.firstDelivery(id) {
 		res.Duplicate = true
 		writeJSONValue(w, http.StatusOK, res)
 		return

@@ -169,3 +169,65 @@ func TestFollowerWebhook(t *testing.T) {
 		t.Errorf("no secret: %d %s", rec.Code, rec.Body)
 	}
 }
+
+// TestFollowerRefusesReplays: GitHub's signature covers a delivery's body
+// only, so a signed delivery captured once can be sent again. A delivery
+// without an id is refused; a replayed pull_request delivery under a new id
+// is processed but cannot move the review index back in time — a merged
+// pull request stays merged when its older "opened" delivery comes again.
+func TestFollowerRefusesReplays(t *testing.T) {
+	const secret = "s3cret"
+	e := newGHEnv(t, map[string]string{EnvGitHubToken: fakegithub.DefaultToken, EnvGitHubWebhookSecret: secret})
+	f := NewFollower(e.pub)
+	full := fakegithub.Owner + "/" + fakegithub.Name
+	prOf := func(action, state string, merged bool, updated string) string {
+		m := "false"
+		if merged {
+			m = "true"
+		}
+		return `{"action":"` + action + `","number":7,"pull_request":{"number":7,"state":"` + state + `","merged":` + m +
+			`,"updated_at":"` + updated + `","title":"Publish notes/a","body":"","head":{"ref":"graft-studio/review/ada-20260101-000000","sha":"` +
+			strings.Repeat("a", 40) + `","repo":{"full_name":"` + full + `"}},"base":{"ref":"main"}},"repository":{"full_name":"` + full + `"}}`
+	}
+	deliver := func(body, id string) int {
+		t.Helper()
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("POST", WebhookPath, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-GitHub-Event", "pull_request")
+		req.Header.Set("X-Hub-Signature-256", SignWebhook(secret, []byte(body)))
+		if id != "" {
+			req.Header.Set("X-GitHub-Delivery", id)
+		}
+		f.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	state := func() (open, merged bool) {
+		e.pub.reviews.mu.Lock()
+		defer e.pub.reviews.mu.Unlock()
+		pr := e.pub.reviews.prs[7]
+		if pr == nil {
+			t.Fatal("pull request #7 is not in the index")
+		}
+		return pr.open, pr.merged
+	}
+	opened := prOf("opened", "open", false, "2026-01-01T10:00:00Z")
+	if code := deliver(opened, "d-1"); code != http.StatusAccepted {
+		t.Fatalf("opened: %d", code)
+	}
+	if open, _ := state(); !open {
+		t.Fatal("the opened pull request is not open in the index")
+	}
+	if code := deliver(prOf("closed", "closed", true, "2026-01-01T11:00:00Z"), "d-2"); code != http.StatusAccepted {
+		t.Fatalf("merged: %d", code)
+	}
+	for _, id := range []string{"", "d-3"} {
+		code := deliver(opened, id)
+		if id == "" && code != http.StatusBadRequest {
+			t.Errorf("a delivery without an id: %d, want 400", code)
+		}
+		if open, merged := state(); open || !merged {
+			t.Errorf("replayed with id %q (%d): open %v merged %v, want the merged state kept", id, code, open, merged)
+		}
+	}
+}

@@ -69,7 +69,11 @@ func (g *GitHub) graftPR(pr *gh.PullRequest) bool {
 	return full == "" || strings.EqualFold(full, g.Repository())
 }
 
-// upsert records a pull request in the index. The caller holds ix.mu.
+// upsert records a pull request in the index. The caller holds ix.mu. A
+// snapshot older than the one the index holds (updated_at) changes nothing:
+// the index only moves forward in time, so a webhook delivery replayed with
+// a new delivery id, or a list read before a delivery it lands after, never
+// turns a merged review back into an open one.
 func (g *GitHub) upsert(pr *gh.PullRequest) *prEntry {
 	ix := &g.reviews
 	if ix.prs == nil {
@@ -79,6 +83,9 @@ func (g *GitHub) upsert(pr *gh.PullRequest) *prEntry {
 	if e == nil {
 		e = &prEntry{number: pr.GetNumber()}
 		ix.prs[e.number] = e
+	}
+	if u := pr.GetUpdatedAt().Time; !u.IsZero() && u.Before(e.updated) {
+		return e
 	}
 	e.node, e.title, e.body, e.url = pr.GetNodeID(), pr.GetTitle(), pr.GetBody(), pr.GetHTMLURL()
 	e.head, e.headSHA, e.base, e.user = pr.GetHead().GetRef(), pr.GetHead().GetSHA(), pr.GetBase().GetRef(), pr.GetUser().GetLogin()
