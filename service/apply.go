@@ -93,14 +93,9 @@ func (s *Service) applyChanges(ctx context.Context, c Caller, in ApplyChangesInp
 	for _, e := range in.Changes {
 		hasBase = hasBase || e.BaseVersion.Present
 	}
-	var out ApplyChangesOutput
-	var err error
-	for attempt := 0; attempt < maxWriteAttempts; attempt++ {
-		out, err = s.applyOnce(ctx, c, in)
-		if hasBase || !errs.Is(err, errs.ContentConflict) {
-			break
-		}
-	}
+	out, err := unconditionally(ctx, hasBase, func() (ApplyChangesOutput, error) {
+		return s.applyOnce(ctx, c, in)
+	})
 	s.release(in.gate, err)
 	return out, err
 }

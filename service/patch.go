@@ -40,13 +40,7 @@ func (s *Service) patchContent(ctx context.Context, c Caller, in PatchContentInp
 	}
 	e := edit{op: opPatch, collection: in.Collection, slug: in.Slug, set: in.Set, unset: in.Unset,
 		body: in.Body, baseVersion: in.BaseVersion}
-	var out WriteContentOutput
-	var err error
-	for attempt := 0; attempt < maxWriteAttempts; attempt++ {
-		out, err = s.changeOne(ctx, c, in.Branch, e, in.Message, in.DryRun)
-		if in.BaseVersion.Present || !errs.Is(err, errs.ContentConflict) {
-			break
-		}
-	}
-	return out, err
+	return unconditionally(ctx, in.BaseVersion.Present, func() (WriteContentOutput, error) {
+		return s.changeOne(ctx, c, in.Branch, e, in.Message, in.DryRun)
+	})
 }

@@ -3,8 +3,10 @@ package service
 import (
 	"bytes"
 	"context"
+	"math/rand/v2"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/mdx"
@@ -39,9 +41,35 @@ type WriteContentOutput struct {
 	Diff       string `json:"diff,omitempty"`
 }
 
-// maxWriteAttempts bounds how often a write without baseVersion is redone
-// when the document changed between our read and our commit.
-const maxWriteAttempts = 3
+// maxWriteAttempts bounds how often a write without baseVersion is prepared
+// again because the document changed between its read and its commit: other
+// writes of the same draft landed first. Each attempt reads the newest
+// version and one writer of a burst wins each round, so a burst of n writers
+// of one document needs up to n attempts for the last of them.
+const maxWriteAttempts = 64
+
+// unconditionally runs once until it succeeds or fails with anything but
+// CONTENT_CONFLICT, preparing the write again on the newest version each
+// time: a write without baseVersion asks for the last word, not for a
+// particular version. A conditional write (any baseVersion given) runs once:
+// its conflict is the caller's to resolve. Attempts back off with jitter, so
+// writers of one burst spread out.
+func unconditionally[T any](ctx context.Context, conditional bool, once func() (T, error)) (T, error) {
+	var out T
+	var err error
+	for attempt := range maxWriteAttempts {
+		out, err = once()
+		if conditional || !errs.Is(err, errs.ContentConflict) {
+			return out, err
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		time.Sleep(time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt, 5))))
+	}
+	return out, errs.New(errs.ContentConflict, "other writes kept changing the document while this write was prepared (%d attempts); nothing was written", maxWriteAttempts).
+		WithFix("retry the call, or pass baseVersion to write over one version only")
+}
 
 // WriteContent validates a whole document and commits it to the caller's
 // draft (or the named preview branch).
@@ -53,15 +81,9 @@ func (s *Service) writeContent(ctx context.Context, c Caller, in WriteContentInp
 	if err := c.Require(ScopeContentWrite); err != nil {
 		return WriteContentOutput{}, err
 	}
-	var out WriteContentOutput
-	var err error
-	for attempt := 0; attempt < maxWriteAttempts; attempt++ {
-		out, err = s.writeOnce(ctx, c, in)
-		if in.BaseVersion.Present || !errs.Is(err, errs.ContentConflict) {
-			break
-		}
-	}
-	return out, err
+	return unconditionally(ctx, in.BaseVersion.Present, func() (WriteContentOutput, error) {
+		return s.writeOnce(ctx, c, in)
+	})
 }
 
 func (s *Service) writeOnce(ctx context.Context, c Caller, in WriteContentInput) (WriteContentOutput, error) {

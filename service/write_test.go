@@ -2,9 +2,11 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/graft-studio/graft/drafts"
@@ -226,5 +228,59 @@ func TestWriteLandsOnDraft(t *testing.T) {
 	_, err = s.WriteContent(ctx, agent, WriteContentInput{Collection: "posts", Slug: "fresh", Data: upd, BaseVersion: repo.Base{Present: true, Version: out.Version}})
 	if e, ok := errs.As(err); !ok || e.Code != errs.ContentConflict || e.Details["currentVersion"] != out2.Version {
 		t.Errorf("stale base: %v", err)
+	}
+}
+
+// TestConcurrentUnconditionalWritesAllLand has writers of one identity write
+// one document at once without baseVersion: each asks for the last word, so
+// every one of them lands (none is told of a version it never read), and the
+// document ends as one of them wrote it.
+func TestConcurrentUnconditionalWritesAllLand(t *testing.T) {
+	s := openSample(t)
+	ctx := context.Background()
+	agent := Caller{ID: "agent:busy", Scopes: []string{ScopeContentWrite}}
+	const writers = 12
+	tests := []struct {
+		name  string
+		write func(i int) error
+	}{
+		{"write_content", func(i int) error {
+			_, err := s.WriteContent(ctx, agent, WriteContentInput{Collection: "notes", Slug: "contended",
+				Data: map[string]any{"title": fmt.Sprintf("writer %d", i)}, Body: ptr("same\n")})
+			return err
+		}},
+		{"patch_content", func(i int) error {
+			_, err := s.PatchContent(ctx, agent, PatchContentInput{Collection: "notes", Slug: "contended",
+				Set: map[string]any{"title": fmt.Sprintf("patcher %d", i)}})
+			return err
+		}},
+		{"apply_changes", func(i int) error {
+			_, err := s.ApplyChanges(ctx, agent, ApplyChangesInput{Changes: []ChangeEntry{{Op: "put", Collection: "notes", Slug: "contended",
+				Data: map[string]any{"title": fmt.Sprintf("applier %d", i)}, Body: ptr("same\n")}}})
+			return err
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			errc := make(chan error, writers)
+			var wg sync.WaitGroup
+			for i := range writers {
+				wg.Go(func() { errc <- tt.write(i) })
+			}
+			wg.Wait()
+			close(errc)
+			for err := range errc {
+				if err != nil {
+					t.Errorf("an unconditional write failed: %v", err)
+				}
+			}
+			got, err := s.GetContent(ctx, agent, GetContentInput{Collection: "notes", Slug: "contended", Branch: drafts.Branch(agent.ID)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if title, _ := got.Data["title"].(string); !strings.Contains(title, " ") {
+				t.Errorf("title %q is none of the writers'", title)
+			}
+		})
 	}
 }
