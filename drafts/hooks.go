@@ -35,6 +35,9 @@ type HookPayload struct {
 
 // HookResult is the outcome of one hook.
 type HookResult struct {
+	// URL is the hook's address shown without what may be its secret: the
+	// scheme and host only, "/…" standing for a path, query or fragment
+	// (Slack's and many others' hook URLs carry their key there).
 	URL string `json:"url"`
 	OK  bool   `json:"ok"`
 	// Error is HOOK_FAILED when the hook failed; Message says why.
@@ -69,6 +72,21 @@ func HooksFromEnv(urls []string) *Hooks {
 	return &Hooks{URLs: urls, Secret: secret}
 }
 
+// RedactHookURL returns raw as a publish result shows it: scheme and host,
+// with "/…" for anything after them. A hook's URL is configuration an
+// operator wrote; whoever publishes sees only where it points.
+func RedactHookURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "(unparsable hook URL)"
+	}
+	shown := u.Scheme + "://" + u.Host
+	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		shown += "/…"
+	}
+	return shown
+}
+
 // Sign returns the signature header value of body under secret.
 func Sign(secret, body []byte) string {
 	m := hmac.New(sha256.New, secret)
@@ -98,9 +116,14 @@ func (h *Hooks) Notify(ctx context.Context, payload HookPayload) []HookResult {
 		backoff = 500 * time.Millisecond
 	}
 	for _, u := range h.URLs {
-		res := HookResult{URL: u, OK: true}
+		shown := RedactHookURL(u)
+		res := HookResult{URL: shown, OK: true}
 		if err := h.send(ctx, client, u, body, attempts, backoff); err != nil {
-			res = HookResult{URL: u, Error: errs.HookFailed, Message: err.Error()}
+			msg := err.Error()
+			if u != "" {
+				msg = strings.ReplaceAll(msg, u, shown)
+			}
+			res = HookResult{URL: shown, Error: errs.HookFailed, Message: msg}
 		}
 		out = append(out, res)
 	}

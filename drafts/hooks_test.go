@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -64,7 +65,7 @@ func TestHooks(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := &Hooks{URLs: []string{tt.url}, Secret: tt.secret, Backoff: time.Millisecond}
 			res := h.Notify(context.Background(), payload)
-			if len(res) != 1 || res[0].URL != tt.url || res[0].OK != tt.ok {
+			if len(res) != 1 || res[0].URL != RedactHookURL(tt.url) || res[0].OK != tt.ok {
 				t.Fatalf("result %+v", res)
 			}
 			if !tt.ok && (res[0].Error != errs.HookFailed || res[0].Message == "") {
@@ -86,5 +87,31 @@ func TestTrailers(t *testing.T) {
 	}
 	if b, p := ParseTrailers("subject only"); len(b) != 0 || p != "" {
 		t.Error("a subject has no trailers")
+	}
+}
+
+// TestHookResultsHideSecrets: a hook's URL often carries its key (in the
+// path, the query or as user info); a publish result, which any publisher
+// reads, shows where a hook points and never that key, also when the hook
+// fails with an error that quotes the URL.
+func TestHookResultsHideSecrets(t *testing.T) {
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	base := down.URL
+	down.Close() // connection refused: the client's error quotes the URL
+	for _, raw := range []string{
+		base + "/services/T0/B0/sekrit",
+		base + "/hook?token=sekrit",
+		strings.Replace(base, "http://", "http://user:sekrit@", 1) + "/",
+		base + "/#sekrit",
+	} {
+		h := &Hooks{URLs: []string{raw}, Secret: []byte("k"), Attempts: 1}
+		res := h.Notify(context.Background(), HookPayload{Branch: "main"})
+		b, _ := json.Marshal(res)
+		if len(res) != 1 || res[0].OK || strings.Contains(string(b), "sekrit") {
+			t.Errorf("%s: result %s shows the secret (or did not fail)", raw, b)
+		}
+		if !strings.HasPrefix(res[0].URL, base) {
+			t.Errorf("%s: result URL %q does not say where the hook points", raw, res[0].URL)
+		}
 	}
 }
