@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -153,7 +154,9 @@ func (s *Store) repository() string {
 	if v := os.Getenv("GRAFT_GITHUB_REPO"); v != "" {
 		return v
 	}
-	return s.Project.Git.Path()
+	// A local repository is named by its folder: where it is on the
+	// server's disk is not a caller's business.
+	return filepath.Base(s.Project.Git.Path())
 }
 
 // identify returns the collection and slug of a mine path ("" when the path

@@ -98,6 +98,9 @@ func TestColdAgent(t *testing.T) {
 	if !strings.Contains(ld.text, `"path":"`+path+`"`) || !strings.Contains(ld.text, `"kind":"added"`) {
 		t.Errorf("list_drafts: %s", ld.text)
 	}
+	if strings.Contains(ld.text, dir) {
+		t.Errorf("list_drafts tells an agent where the repository is on disk: %s", ld.text)
+	}
 	rev := s.call("publish_drafts", map[string]any{"paths": []string{path}}).ok(t)
 	if rev.structured["mode"] != "review" {
 		t.Fatalf("publish without content:publish: %s", rev.text)
