@@ -114,6 +114,8 @@ func rewriteSchemaErrors(next sdk.MethodHandler) sdk.MethodHandler {
 func sdkMessage(text string) string {
 	text = strings.TrimPrefix(text, `validating "arguments": `)
 	text = strings.TrimPrefix(text, "validating root: ")
+	// The schema validator prints a JSON null as Go's zero reflect.Value.
+	text = strings.ReplaceAll(text, "<invalid reflect.Value>", "null")
 	return strings.TrimSpace(text)
 }
 
