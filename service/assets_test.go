@@ -266,3 +266,132 @@ func TestDefaultAssetKey(t *testing.T) {
 		}
 	}
 }
+
+// TestAssetFieldsNameAssetsOfTheView: an asset field must name an asset of
+// the view being written (CONTENT_REFERENCE_NOT_FOUND otherwise: issue 19,
+// finding 3, a missing file was accepted); publishing the page carries the
+// asset it names from the same draft, and production then serves it.
+func TestAssetFieldsNameAssetsOfTheView(t *testing.T) {
+	dir := stateSite(t)
+	s, err := Open(dir)
+	must(t, err)
+	defer s.Close()
+	ctx := context.Background()
+	post := validPost("Cover story")
+	post["cover"] = map[string]any{"key": "covers/story.png", "alt": "A cover"}
+	write := WriteContentInput{Collection: "posts", Slug: "cover-story", Data: post, Body: ptr("Look.\n")}
+	_, err = s.WriteContent(ctx, agentA, write)
+	e := wantCode(t, err, errs.ContentReferenceNotFound)
+	if e != nil && !strings.Contains(e.Message, "cover.key") {
+		t.Errorf("the refusal does not name the field: %s", e.Message)
+	}
+	post["cover"] = "Covers/Story.png"
+	_, err = s.WriteContent(ctx, agentA, write)
+	wantCode(t, err, errs.SchemaValidationFailed) // not an asset key
+	post["cover"] = map[string]any{"key": "covers/story.png", "alt": "A cover"}
+
+	put, err := s.PutAsset(ctx, agentA, PutAssetInput{Key: "covers/story.png", Data: png})
+	must(t, err)
+	_, err = s.WriteContent(ctx, agentA, write)
+	must(t, err)
+	// Another identity's view does not hold the agent's asset.
+	_, err = s.WriteContent(ctx, agentB, write)
+	wantCode(t, err, errs.ContentReferenceNotFound)
+
+	res, err := s.PublishDrafts(ctx, opCaller, PublishDraftsInput{As: agentA.ID, PublishRequest: drafts.PublishRequest{Paths: []string{"content/posts/cover-story.mdx"}}})
+	must(t, err)
+	if strings.Join(res.Published, " ") != "assets/covers/story.png content/posts/cover-story.mdx" || !strings.Contains(res.Note, "covers/story.png") {
+		t.Errorf("publish: %+v", res)
+	}
+	if got := gitRun(t, dir, "rev-parse", "main:assets/covers/story.png"); got != put.Version {
+		t.Errorf("production's asset %s, want %s", got, put.Version)
+	}
+	served, err := s.GetAsset(ctx, anonymous, GetAssetInput{Key: "covers/story.png"})
+	must(t, err)
+	if string(served.Data) != string(png) {
+		t.Errorf("served %q", served.Data)
+	}
+	list, err := s.ListDrafts(ctx, agentA, ListDraftsInput{})
+	must(t, err)
+	if len(list.Changes) != 0 {
+		t.Errorf("the draft still holds %+v", list.Changes)
+	}
+	check, err := s.Check(ctx, opCaller, CheckInput{})
+	must(t, err)
+	if len(check.Problems) != 0 {
+		t.Errorf("production: %+v", check.Problems)
+	}
+}
+
+// TestLegacyAssetsImported: the files of the old store (.graft/assets) are
+// committed to production once, by the first asset operation — same bytes
+// already there are not committed again, other bytes there keep
+// production's — the folder is renamed .graft/assets.imported, and a second
+// start imports nothing. While the import cannot land (a checkout of
+// production with local changes there), production still serves the old
+// files.
+func TestLegacyAssetsImported(t *testing.T) {
+	dir := stateSite(t)
+	legacy := filepath.Join(dir, ".graft", "assets")
+	files := map[string]string{"images/a.png": "aaa", "docs/b.pdf": "%PDF b", "same.txt": "same", "other.txt": "legacy bytes", ".put-123": "half"}
+	for name, body := range files {
+		must(t, os.MkdirAll(filepath.Dir(filepath.Join(legacy, name)), 0o700))
+		must(t, os.WriteFile(filepath.Join(legacy, name), []byte(body), 0o600))
+	}
+	must(t, os.MkdirAll(filepath.Join(dir, "assets"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "assets", "same.txt"), []byte("same"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "assets", "other.txt"), []byte("production's bytes"), 0o644))
+	gitRun(t, dir, "add", "assets")
+	gitRun(t, dir, "commit", "-qm", "assets already in Git")
+	// The checkout has a local change where an import would write.
+	must(t, os.MkdirAll(filepath.Join(dir, "assets", "images"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "assets", "images", "a.png"), []byte("local"), 0o644))
+	ctx := context.Background()
+	before := gitRun(t, dir, "rev-parse", "main")
+
+	s, err := Open(dir)
+	must(t, err)
+	got, err := s.GetAsset(ctx, anonymous, GetAssetInput{Key: "docs/b.pdf"})
+	must(t, err)
+	if string(got.Data) != "%PDF b" || gitRun(t, dir, "rev-parse", "main") != before {
+		t.Fatalf("before the import: %q, production moved: %v", got.Data, gitRun(t, dir, "rev-parse", "main") != before)
+	}
+	must(t, s.Close())
+
+	must(t, os.Remove(filepath.Join(dir, "assets", "images", "a.png")))
+	s, err = Open(dir)
+	must(t, err)
+	list, err := s.ListAssets(ctx, anonymous, ListAssetsInput{})
+	must(t, err)
+	if keys := assetKeys(list.Items); keys != "docs/b.pdf images/a.png other.txt same.txt" {
+		t.Errorf("production's assets after the import: %s", keys)
+	}
+	if got := gitRun(t, dir, "log", "-1", "--format=%s%n%an", "main"); got != "Import 2 assets from the legacy store (.graft/assets)\ngraft" {
+		t.Errorf("import commit: %q", got)
+	}
+	for key, want := range map[string]string{"images/a.png": "aaa", "docs/b.pdf": "%PDF b", "same.txt": "same", "other.txt": "production's bytes"} {
+		if got := gitRun(t, dir, "show", "main:assets/"+key); got != want {
+			t.Errorf("%s: %q, want %q", key, got, want)
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, "assets", filepath.FromSlash(key))); err != nil || string(b) != want {
+			t.Errorf("the checkout was not brought along at %s: %q %v", key, b, err)
+		}
+	}
+	if _, err := os.Stat(legacy); !os.IsNotExist(err) {
+		t.Errorf("the legacy folder is still there: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, ".graft", "assets.imported", "other.txt")); err != nil || string(b) != "legacy bytes" {
+		t.Errorf("the legacy files are not kept: %q %v", b, err)
+	}
+	must(t, s.Close())
+
+	head := gitRun(t, dir, "rev-parse", "main")
+	s, err = Open(dir)
+	must(t, err)
+	defer s.Close()
+	_, err = s.ListAssets(ctx, anonymous, ListAssetsInput{})
+	must(t, err)
+	if gitRun(t, dir, "rev-parse", "main") != head {
+		t.Error("a second start imported again")
+	}
+}

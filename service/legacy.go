@@ -103,6 +103,7 @@ func (s *Service) ImportLegacyAssets(ctx context.Context) (LegacyImport, error) 
 	}
 	sort.Strings(keys)
 	cfg := s.Project.Config
+	var last error
 	for attempt := 0; attempt < maxWriteAttempts; attempt++ {
 		out.Imported, out.Present, out.Kept = []string{}, []string{}, []string{}
 		if err := s.Publisher.Sync(ctx); err != nil {
@@ -143,7 +144,8 @@ func (s *Service) ImportLegacyAssets(ctx context.Context) (LegacyImport, error) 
 			msg := fmt.Sprintf("Import %d assets from the legacy store (.graft/assets)", len(changes))
 			out.Commit, err = s.Drafts.CommitProduction(context.WithoutCancel(ctx), changes, msg, repo.Signature{Name: "graft", Email: "graft@graft.invalid"})
 			if errs.Is(err, errs.ContentConflict) && out.Commit == "" {
-				continue // a key appeared meanwhile: judge again
+				last = err
+				continue // a key appeared meanwhile (or the checkout is dirty there): judge again
 			}
 			if err != nil && out.Commit == "" {
 				return out, err
@@ -162,7 +164,7 @@ func (s *Service) ImportLegacyAssets(ctx context.Context) (LegacyImport, error) 
 		out.MovedTo = moved
 		return out, nil
 	}
-	return out, errs.New(errs.CommitFailed, "production kept changing under the import of the legacy assets").WithFix("retry")
+	return out, last
 }
 
 // legacyAsset reads a key from the legacy store while it is not imported.
