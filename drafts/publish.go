@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/mdx"
 	"github.com/graft-studio/graft/repo"
 )
 
@@ -467,7 +468,8 @@ func (r *PublishResult) warn(err error, format string, args ...any) {
 }
 
 // withNamedAssets adds to the paths of a publish the assets that the
-// draft's versions of its documents name in their asset fields, when the
+// draft's versions of its documents name (repo.Project.AssetsNamed: asset
+// fields, and body links and images at the assets' site path), when the
 // draft holds them too (a page and its cover travel together). It returns
 // the paths, sorted, and the ones it added.
 func (s *Store) withNamedAssets(d *Draft, paths []string) ([]string, []string) {
@@ -477,7 +479,7 @@ func (s *Store) withNamedAssets(d *Draft, paths []string) ([]string, []string) {
 		if !ok || e.Version == "" {
 			continue
 		}
-		for _, key := range s.Project.AssetsNamed(p, e.Version) {
+		for _, key := range s.Project.AssetsNamed(p, e.Version, mdx.Destinations) {
 			ap := s.Project.Config.AssetPath(key)
 			if _, mine := d.Lookup(ap); mine && !slices.Contains(paths, ap) && !slices.Contains(added, ap) {
 				added = append(added, ap)

@@ -442,10 +442,13 @@ func referencedError(referrers []Referrer) *errs.Error {
 		WithFix("update or delete the referring documents (details.referrers) in the same apply_changes call, or move the document with move_content, which rewrites them")
 }
 
-// AssetsNamed returns the asset keys the document stored at p with blob
-// version names in its asset fields (none for a file that is not a document
-// of a Git collection, or does not parse).
-func (p *Project) AssetsNamed(path, version string) []string {
+// AssetsNamed returns the asset keys the document stored at path with blob
+// version names: in its asset fields, and as the site path of an asset
+// (assets.publicPath/key) among the URLs links returns for its body (the
+// body's link and image destinations: mdx.Destinations; nil skips the
+// body). None for a file that is not a document of a Git collection, or
+// does not parse.
+func (p *Project) AssetsNamed(path, version string, links func(body []byte, format string) []string) []string {
 	coll, _, ok := p.Config.CollectionFor(path)
 	if !ok || version == "" || !IsDocumentFile(path) {
 		return nil
@@ -454,11 +457,21 @@ func (p *Project) AssetsNamed(path, version string) []string {
 	if err != nil {
 		return nil
 	}
-	_, uses := coll.References(parsed.Data)
 	var keys []string
+	add := func(key string) {
+		if assetKeyProblem(key) == "" && !slices.Contains(keys, key) {
+			keys = append(keys, key)
+		}
+	}
+	_, uses := coll.References(parsed.Data)
 	for _, u := range uses {
-		if assetKeyProblem(u.Key) == "" && !slices.Contains(keys, u.Key) {
-			keys = append(keys, u.Key)
+		add(u.Key)
+	}
+	if links != nil {
+		for _, dest := range links(parsed.Body, FormatOf(path)) {
+			if key, ok := p.Config.AssetKeyOfURL(dest); ok {
+				add(key)
+			}
 		}
 	}
 	return keys

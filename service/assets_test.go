@@ -395,3 +395,25 @@ func TestLegacyAssetsImported(t *testing.T) {
 		t.Error("a second start imported again")
 	}
 }
+
+// TestPublishCarriesBodyImages: a page's body image at an asset's site path
+// (assets.publicPath/key) is carried by the publish too.
+func TestPublishCarriesBodyImages(t *testing.T) {
+	dir := stateSite(t)
+	s, err := Open(dir)
+	must(t, err)
+	defer s.Close()
+	ctx := context.Background()
+	_, err = s.PutAsset(ctx, agentA, PutAssetInput{Key: "inline/map.png", Data: png})
+	must(t, err)
+	_, err = s.PutAsset(ctx, agentA, PutAssetInput{Key: "unused.png", Data: png})
+	must(t, err)
+	w, err := s.WriteContent(ctx, agentA, WriteContentInput{Collection: "notes", Slug: "route", Data: map[string]any{},
+		Body: ptr("The route:\n\n![map](/assets/inline/map.png)\n\n`![not this](/assets/unused.png)`\n")})
+	must(t, err)
+	res, err := s.PublishDrafts(ctx, opCaller, PublishDraftsInput{As: agentA.ID, PublishRequest: drafts.PublishRequest{Paths: []string{w.Path}}})
+	must(t, err)
+	if strings.Join(res.Published, " ") != "assets/inline/map.png content/notes/route.md" {
+		t.Errorf("published %v", res.Published)
+	}
+}
