@@ -219,7 +219,7 @@ func (s *Store) PublishPreview(ctx context.Context, as PublishAs, branch string,
 	}
 	var notes []string
 	if len(carried) > 0 {
-		notes = append(notes, "the published documents name "+strings.Join(carried, ", ")+" in their asset fields, so "+
+		notes = append(notes, "the published documents name "+strings.Join(carried, ", ")+" (asset fields, body links or images), so "+
 			plural(len(carried), "it goes", "they go")+" with them")
 	}
 	if len(foreign) > 0 && len(req.Paths) == 0 {

@@ -293,7 +293,7 @@ func (s *Store) Mode() (string, error) {
 func (s *Store) Publish(ctx context.Context, as PublishAs, req PublishRequest) (PublishResult, error) {
 	res, err := s.publish(ctx, as, req)
 	if err == nil && len(res.carried) > 0 {
-		note := "the published documents name " + strings.Join(res.carried, ", ") + " in their asset fields, so " +
+		note := "the published documents name " + strings.Join(res.carried, ", ") + " (asset fields, body links or images), so " +
 			plural(len(res.carried), "it goes", "they go") + " with them"
 		if res.Note != "" {
 			note += "; " + res.Note
