@@ -3,6 +3,8 @@ package drafts
 import (
 	"sort"
 	"strings"
+
+	"github.com/graft-studio/graft/repo"
 )
 
 // Trailers graft writes on draft commits (DESIGN §5, §8).
@@ -131,6 +133,32 @@ func ParseTrailers(message string) (bases map[string]string, parent string) {
 		}
 	}
 	return bases, parent
+}
+
+// Signed returns message with a Graft-By trailer naming author's identity
+// (unchanged when it has none): in the message's trailer block when it ends
+// with one, else in a block of its own. History reads it back as the
+// commit's identity (a commit's author email does not spell one).
+func Signed(message string, author repo.Signature) string {
+	if author.Identity == "" {
+		return message
+	}
+	msg := strings.TrimRight(message, "\n")
+	line := ByTrailer + ": " + author.Identity + "\n"
+	if block := trailerBlock(msg); block != "" && isTrailerBlock(block) {
+		return msg + "\n" + line
+	}
+	return msg + "\n\n" + line
+}
+
+// isTrailerBlock reports whether every line of a paragraph is a Graft- trailer.
+func isTrailerBlock(block string) bool {
+	for _, line := range strings.Split(block, "\n") {
+		if k, _, ok := strings.Cut(line, ":"); !ok || !strings.HasPrefix(k, "Graft-") {
+			return false
+		}
+	}
+	return true
 }
 
 // FormatMessage appends the trailers of a draft commit to a message: the

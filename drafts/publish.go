@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/mdx"
 	"github.com/graft-studio/graft/repo"
 )
 
@@ -201,7 +202,7 @@ func (s *Store) identify(e Entry, current string) (string, string) {
 
 // PublishRequest is DESIGN §8's publish_drafts input.
 type PublishRequest struct {
-	Paths   []string          `json:"paths" jsonschema:"the draft paths to publish (from list_drafts)"`
+	Paths   []string          `json:"paths,omitempty" jsonschema:"the draft paths to publish (from list_drafts); for a preview branch, default every path it changes"`
 	Message string            `json:"message,omitempty" jsonschema:"commit message; default: Publish a, b, c / Publish N documents"`
 	Resolve map[string]string `json:"resolve,omitempty" jsonschema:"for each conflicting path: mine (publish the draft's bytes) or theirs (keep production's)"`
 	Review  *ReviewOptions    `json:"review,omitempty" jsonschema:"open a review (pull request) with these details instead of committing to production"`
@@ -243,6 +244,8 @@ type PublishResult struct {
 	// Warnings are what did not work once the review existed (a label or a
 	// reviewer GitHub refused, draft reviews unavailable): the review stands.
 	Warnings []Warning `json:"warnings"`
+
+	carried []string // assets added because published documents name them
 }
 
 // PublishAs is who publishes: the draft's identity (its writer, the author
@@ -293,22 +296,25 @@ func (s *Store) Mode() (string, error) {
 // the commit (bringing a checkout along, hooks, settling the draft) only adds
 // warnings and hook results to that success.
 func (s *Store) Publish(ctx context.Context, as PublishAs, req PublishRequest) (PublishResult, error) {
+	res, err := s.publish(ctx, as, req)
+	if err == nil && len(res.carried) > 0 {
+		note := "the published documents name " + strings.Join(res.carried, ", ") + " (asset fields, body links or images), so " +
+			plural(len(res.carried), "it goes", "they go") + " with them"
+		if res.Note != "" {
+			note += "; " + res.Note
+		}
+		res.Note = note
+	}
+	return res, err
+}
+
+func (s *Store) publish(ctx context.Context, as PublishAs, req PublishRequest) (PublishResult, error) {
 	paths, err := checkPaths(req.Paths, "publish")
 	if err != nil {
 		return PublishResult{}, err
 	}
 	if err := s.checkPublishable(paths); err != nil {
 		return PublishResult{}, err
-	}
-	for p, how := range req.Resolve {
-		if how != "mine" && how != "theirs" {
-			return PublishResult{}, errs.New(errs.InputValidationFailed, "resolve[%s] is %q; use mine or theirs", p, how).
-				With("path", p).WithFix("resolve each conflicting path with mine (publish the draft) or theirs (keep production)")
-		}
-		if !slices.Contains(paths, p) {
-			return PublishResult{}, errs.New(errs.InputValidationFailed, "resolve names %s, which is not among the paths to publish", p).
-				With("path", p).WithFix("add %s to paths, or remove it from resolve", p)
-		}
 	}
 	// Publish reads the draft and production from the local repository; on
 	// GitHub that is a cache, so bring it up to date first (a no-op locally).
@@ -319,6 +325,18 @@ func (s *Store) Publish(ctx context.Context, as PublishAs, req PublishRequest) (
 	d, err := s.Load(branch)
 	if err != nil {
 		return PublishResult{}, err
+	}
+	// A page carries the assets it names from the same draft (DESIGN §4).
+	paths, carried := s.withNamedAssets(d, paths)
+	for p, how := range req.Resolve {
+		if how != "mine" && how != "theirs" {
+			return PublishResult{}, errs.New(errs.InputValidationFailed, "resolve[%s] is %q; use mine or theirs", p, how).
+				With("path", p).WithFix("resolve each conflicting path with mine (publish the draft) or theirs (keep production)")
+		}
+		if !slices.Contains(paths, p) {
+			return PublishResult{}, errs.New(errs.InputValidationFailed, "resolve names %s, which is not among the paths to publish", p).
+				With("path", p).WithFix("add %s to paths, or remove it from resolve", p)
+		}
 	}
 	prod := s.Production()
 	prodTip, err := s.productionTip()
@@ -373,6 +391,10 @@ func (s *Store) Publish(ctx context.Context, as PublishAs, req PublishRequest) (
 	if err := s.admit(ctx, published); err != nil {
 		return PublishResult{}, err
 	}
+	if err := s.checkReferences(prodTip, publish); err != nil {
+		return PublishResult{}, err
+	}
+	res.carried = carried
 
 	mode, err := s.Mode()
 	if err != nil {
@@ -457,8 +479,62 @@ func (r *PublishResult) warn(err error, format string, args ...any) {
 	r.Warnings = append(r.Warnings, Warning{Code: string(e.Code), Message: fmt.Sprintf(format, args...) + ": " + e.Message, Fix: e.Fix})
 }
 
+// withNamedAssets adds to the paths of a publish the assets that the
+// draft's versions of its documents name (repo.Project.AssetsNamed: asset
+// fields, and body links and images at the assets' site path), when the
+// draft holds them too (a page and its cover travel together). It returns
+// the paths, sorted, and the ones it added.
+func (s *Store) withNamedAssets(d *Draft, paths []string) ([]string, []string) {
+	var added []string
+	for _, p := range paths {
+		e, ok := d.Lookup(p)
+		if !ok || e.Version == "" {
+			continue
+		}
+		for _, key := range s.Project.AssetsNamed(p, e.Version, mdx.Destinations) {
+			ap := s.Project.Config.AssetPath(key)
+			if _, mine := d.Lookup(ap); mine && !slices.Contains(paths, ap) && !slices.Contains(added, ap) {
+				added = append(added, ap)
+			}
+		}
+	}
+	if len(added) == 0 {
+		return paths, nil
+	}
+	all := append(append([]string{}, paths...), added...)
+	slices.Sort(all)
+	slices.Sort(added)
+	return all, added
+}
+
+// checkReferences applies the reference rule (repo.Project.CheckReferences)
+// to what a publish would leave in production: a deletion whose referrers
+// production keeps, or a document naming a document or asset production
+// would not hold, is refused before anything is committed.
+func (s *Store) checkReferences(prodTip string, publish []Entry) error {
+	if len(publish) == 0 {
+		return nil
+	}
+	changes := make([]repo.Change, len(publish))
+	for i, e := range publish {
+		changes[i] = repo.Change{Path: e.Path, Blob: e.Version, Delete: e.Version == ""}
+	}
+	err := s.Project.CheckReferences(prodTip, changes)
+	e, ok := errs.As(err)
+	if !ok {
+		return err
+	}
+	switch e.Code {
+	case errs.ContentReferenced:
+		e.Fix = "publish the referring documents' updates (or deletions) together with it: add their paths from list_drafts; or discard the deletion"
+	case errs.ContentReferenceNotFound:
+		e.Fix = "publish what they name together (add its path from list_drafts), or change the fields to name what production holds"
+	}
+	return e
+}
+
 // checkPublishable refuses, with INVALID_PATH, paths a publish may not carry
-// (repo.Config.Publishable: only documents of collections).
+// (repo.Config.Publishable: documents of collections and assets).
 func (s *Store) checkPublishable(paths []string) error {
 	var foreign []string
 	for _, p := range paths {
@@ -506,7 +582,7 @@ func (s *Store) checkTree(d *Draft, prodTip string, tookTheirs []string) error {
 // hooks; failures after the commit are warnings.
 func (s *Store) publishCommit(ctx context.Context, res *PublishResult, wt *worktreeSync, changes []repo.Change, message string, author repo.Signature) error {
 	prod := s.Production()
-	req := repo.CommitRequest{Branch: prod, Changes: changes, Message: message, Author: author}
+	req := repo.CommitRequest{Branch: prod, Changes: changes, Message: Signed(message, author), Author: author}
 	cr, err := s.Publisher.Commit(ctx, req)
 	if err != nil {
 		if wt != nil {

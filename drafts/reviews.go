@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/repo"
 )
@@ -653,7 +655,7 @@ func (s *Store) Merge(ctx context.Context, as PublishAs, req MergeRequest) (Merg
 		return MergeResult{}, err
 	}
 	commit := func(changes []repo.Change, message string) (string, error) {
-		return s.commitProduction(ctx, changes, message, as.Author)
+		return s.CommitProduction(ctx, changes, message, as.Author)
 	}
 	sha, err := s.Publisher.MergeReview(ctx, req.Number, Merge{Method: method, ExpectHead: d.HeadSHA, By: as.Author,
 		Identity: as.Identity, Commit: commit})
@@ -989,16 +991,19 @@ func (s *Store) reviewBranchFor(ctx context.Context, identity string, entries []
 	}
 }
 
-// commitProduction commits changes to production, bringing a clean
+// CommitProduction commits changes to production, bringing a clean
 // checked-out production along (DESIGN §5); a checkout with local changes to
 // those files refuses the commit.
-func (s *Store) commitProduction(ctx context.Context, changes []repo.Change, message string, author repo.Signature) (string, error) {
+func (s *Store) CommitProduction(ctx context.Context, changes []repo.Change, message string, author repo.Signature) (string, error) {
 	var wt *worktreeSync
 	if s.checkedOut() {
 		entries := make([]Entry, len(changes))
 		paths := make([]string, len(changes))
 		for i, c := range changes {
 			entries[i] = Entry{Path: c.Path, Version: c.Blob}
+			if c.Blob == "" && !c.Delete {
+				entries[i].Version = plumbing.ComputeHash(plumbing.BlobObject, c.Content).String()
+			}
 			paths[i] = c.Path
 		}
 		current := map[string]string{}
@@ -1014,7 +1019,7 @@ func (s *Store) commitProduction(ctx context.Context, changes []repo.Change, mes
 				WithFix("commit or stash the local changes to those files, then merge again")
 		}
 	}
-	cr, err := s.Publisher.Commit(ctx, repo.CommitRequest{Branch: s.Production(), Changes: changes, Message: message, Author: author})
+	cr, err := s.Publisher.Commit(ctx, repo.CommitRequest{Branch: s.Production(), Changes: changes, Message: Signed(message, author), Author: author})
 	if wt != nil {
 		if err == nil {
 			err = wt.apply(cr.Commit)

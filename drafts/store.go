@@ -140,10 +140,15 @@ func (s *Store) View(d *Draft) (string, error) {
 }
 
 // ViewOf returns the commit to read branch through: a draft's view (see
-// View), or the branch itself for any other branch.
+// View), a preview's (see PreviewView), or the branch itself for production
+// and review branches.
 func (s *Store) ViewOf(branch string) (string, error) {
-	if !IsDraft(branch) {
+	if branch == s.Production() || IsReview(branch) {
 		return branch, nil
+	}
+	if !IsDraft(branch) {
+		v, _, err := s.PreviewView(branch)
+		return v, err
 	}
 	d, err := s.Load(branch)
 	if err != nil {
@@ -163,7 +168,7 @@ func (s *Store) ViewOf(branch string) (string, error) {
 // changes are a plain commit. Every ref move goes through the Publisher.
 func (s *Store) Write(ctx context.Context, branch string, changes []repo.Change, message string, author repo.Signature) (repo.CommitResult, error) {
 	if !IsDraft(branch) {
-		return s.Publisher.Commit(ctx, repo.CommitRequest{Branch: branch, Changes: changes, Message: message, Author: author})
+		return s.Publisher.Commit(ctx, repo.CommitRequest{Branch: branch, Changes: changes, Message: Signed(message, author), Author: author})
 	}
 	return s.commitDraft(ctx, branch, changes, nil, message, author)
 }
@@ -268,7 +273,7 @@ func (s *Store) commitDraft(ctx context.Context, branch string, writes []repo.Ch
 		}
 		planned := d.Head // mine was read from this head: a commit on any other is re-planned
 		req := repo.CommitRequest{Branch: branch, TreeFrom: prod, Changes: changes, AllowEmpty: true,
-			Message: FormatMessage(message, prod, mine), Author: author, Expect: &planned,
+			Message: Signed(FormatMessage(message, prod, mine), author), Author: author, Expect: &planned,
 			Rebuild: func(string) ([]repo.Change, error) { return nil, errDraftMoved }}
 		if prodTip != "" {
 			req.From = prod

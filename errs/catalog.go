@@ -12,6 +12,7 @@ const (
 	SlugNotUnique                 Code = "SLUG_NOT_UNIQUE"
 	SchemaValidationFailed        Code = "SCHEMA_VALIDATION_FAILED"
 	ContentReferenceNotFound      Code = "CONTENT_REFERENCE_NOT_FOUND"
+	ContentReferenced             Code = "CONTENT_REFERENCED"
 	InputValidationFailed         Code = "INPUT_VALIDATION_FAILED"
 	InvalidPath                   Code = "INVALID_PATH"
 	DocumentInvalid               Code = "DOCUMENT_INVALID"
@@ -77,6 +78,10 @@ func init() {
 	def(ContentReferenceNotFound, 422, "A reference field names a document that does not exist in the target collection on this branch.",
 		[]string{"a typo in the referenced slug", "the referenced document exists only on another branch"},
 		"Create the referenced document first, or use an existing slug of the target collection.")
+	def(ContentReferenced, 409, "A document other documents reference would be deleted or moved away, leaving their references broken.",
+		[]string{"delete_content or a delete entry of apply_changes on a document that posts, pages, … still name in a reference field",
+			"a move without rewriting the referrers", "publishing a deletion without the referrers' updates"},
+		"details.referrers lists the referring documents: update or delete them in the same apply_changes call, use move_content (which rewrites them), or publish their updates together.")
 	def(InputValidationFailed, 400, "The input does not have the expected shape or content.",
 		[]string{"a missing or mistyped argument", "an empty search query", "executable MDX or a dangerous URL in a body", "a cursor used with another query"},
 		"Read the message and details, correct the input and retry.")

@@ -36,7 +36,8 @@ func TestCatalogComplete(t *testing.T) {
 		InvalidSlug, SlugNotUnique, SchemaValidationFailed, ContentReferenceNotFound, InputValidationFailed, ContentConflict,
 		AlreadyInitialized, IndexBusy, BranchNotFound, BranchExists, BranchInvalid, CommitFailed, RemoteStoreFailed,
 		IndexNotFound, NeedsDatabase, Unauthorized, TokenInvalid, RateLimited, DestructiveOpRequiresApproval,
-		ApprovalInvalid, ApprovalSelfDecision, FunctionNotFound, FunctionExecutionFailed, AssetExists, HookFailed}
+		ApprovalInvalid, ApprovalSelfDecision, FunctionNotFound, FunctionExecutionFailed, AssetExists, HookFailed,
+		ContentReferenced, PublishRefused, ReviewNotFound, DocumentInvalid, InvalidPath, Internal}
 	for _, c := range design {
 		if _, ok := Lookup(c); !ok {
 			t.Errorf("DESIGN §12 code %s missing", c)

@@ -113,6 +113,55 @@ func TestColdAgent(t *testing.T) {
 		t.Errorf("review branch %q changes %q, want exactly %s", reviewBranch, names, path)
 	}
 
+	// Assets, history and moves, as a cold agent meets them: store an image
+	// (on the draft), name it on the post (a missing one is refused by
+	// field), read who changed the post and its first version, move the
+	// post, and find its history under the old slug.
+	img := "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg=="
+	a := s.call("put_asset", map[string]any{"key": "covers/cold.png", "base64": img}).ok(t)
+	if a.structured["branch"] != draft || a.structured["path"] != "assets/covers/cold.png" {
+		t.Fatalf("put_asset: %s", a.text)
+	}
+	if la := s.call("list_assets", map[string]any{}).ok(t); !strings.Contains(la.text, `"key":"covers/cold.png"`) || la.structured["branch"] != draft {
+		t.Errorf("list_assets on the draft: %s", la.text)
+	}
+	if la := s.call("list_assets", map[string]any{"branch": "main"}).ok(t); la.structured["total"] != float64(0) {
+		t.Errorf("production lists the draft's asset: %s", la.text)
+	}
+	miss := s.call("patch_content", map[string]any{"collection": "posts", "slug": "cold-start", "set": map[string]any{"cover": "covers/none.png"}}).
+		code(t, "CONTENT_REFERENCE_NOT_FOUND")
+	if !strings.Contains(miss.text, `"path":"cover"`) {
+		t.Errorf("the refusal does not name the field: %s", miss.text)
+	}
+	s.call("patch_content", map[string]any{"collection": "posts", "slug": "cold-start",
+		"set": map[string]any{"cover": map[string]any{"key": "covers/cold.png", "alt": "A cold start"}}}).ok(t)
+	h := s.call("get_history", map[string]any{"collection": "posts", "slug": "cold-start"}).ok(t)
+	commits, _ := h.structured["commits"].([]any)
+	if len(commits) != 2 || h.structured["branch"] != draft {
+		t.Fatalf("get_history: %s", h.text)
+	}
+	first := commits[1].(map[string]any)
+	if first["identity"] != agent.ID || first["version"] != w.structured["version"] || first["message"] != "Create posts/cold-start" {
+		t.Errorf("first commit: %v", first)
+	}
+	then := s.call("get_content", map[string]any{"collection": "posts", "slug": "cold-start", "version": first["version"]}).ok(t)
+	if data, _ := then.structured["data"].(map[string]any); data["cover"] != nil || then.structured["version"] != w.structured["version"] {
+		t.Errorf("the first version: %s", then.text)
+	}
+	mv := s.call("move_content", map[string]any{"collection": "posts", "slug": "cold-start", "to": "cold-open"}).ok(t)
+	if mv.structured["path"] != "content/posts/cold-open.mdx" || mv.structured["from"] != "cold-start" {
+		t.Errorf("move_content: %s", mv.text)
+	}
+	s.call("get_content", map[string]any{"collection": "posts", "slug": "cold-start"}).code(t, "DOCUMENT_NOT_FOUND")
+	moved := s.call("get_content", map[string]any{"collection": "posts", "slug": "cold-open"}).ok(t)
+	if data, _ := moved.structured["data"].(map[string]any); data["title"] != "Cold start" {
+		t.Errorf("moved: %s", moved.text)
+	}
+	old := s.call("get_history", map[string]any{"collection": "posts", "slug": "cold-start"}).ok(t)
+	if commits, _ := old.structured["commits"].([]any); len(commits) != 3 || commits[0].(map[string]any)["version"] != nil {
+		t.Errorf("history under the old slug: %s", old.text)
+	}
+
 	// With content:publish the same publish is one commit on production, and
 	// production's search finds the document.
 	publisher := service.Caller{ID: "agent:cold", Scopes: []string{service.ScopeContentWrite, service.ScopeContentPublish}}
@@ -241,6 +290,8 @@ func TestScopeMatrix(t *testing.T) {
 		{"discard_drafts", map[string]any{"paths": []string{"content/posts/hello-world.mdx"}}, service.ScopeContentWrite, ""},
 		{"close_review", map[string]any{"number": 1}, service.ScopeContentWrite, ""},
 		{"put_asset", map[string]any{"key": "a.png", "base64": "AA=="}, service.ScopeContentWrite, ""},
+		{"move_content", map[string]any{"collection": "notes", "slug": "reading-list", "to": "books"}, service.ScopeContentWrite, ""},
+		{"create_branch", map[string]any{"name": "preview/matrix"}, service.ScopeContentWrite, ""},
 		{"decide_approval", map[string]any{"id": "x", "decision": "approve"}, service.ScopeApprovalsDecide, "APPROVAL_INVALID"},
 		{"run_function", map[string]any{"name": "subscribe"}, "", "FUNCTION_NOT_FOUND"},
 	}

@@ -28,7 +28,8 @@ func getContentTool() Tool {
 	return &tool[service.GetContentInput, service.GetContentOutput]{
 		name: "get_content", title: "Read a document", class: Read, idempotent: true,
 		description: "Read one document: frontmatter data, body, version and the branch it came from (your draft when it exists, else production). " +
-			"Pass the version as baseVersion when you write it back. html: true also renders the body.",
+			"Pass the version as baseVersion when you write it back. html: true also renders the body. version: read an earlier version " +
+			"(from get_history; write it back to restore it). referencedBy: true lists the documents whose reference fields name it.",
 		run: func(ctx context.Context, c *call, in service.GetContentInput) (service.GetContentOutput, error) {
 			in.Branch = c.readBranch(in.Branch)
 			out, err := c.svc.GetContent(ctx, c.caller, in)
@@ -132,6 +133,35 @@ func deleteContentTool() Tool {
 		run: func(ctx context.Context, c *call, in service.DeleteContentInput) (service.WriteContentOutput, error) {
 			in.Branch = c.writeBranch(in.Branch)
 			return c.svc.DeleteContent(ctx, c.caller, in)
+		},
+	}
+}
+
+func moveContentTool() Tool {
+	return &tool[service.MoveContentInput, service.MoveContentOutput]{
+		name: "move_content", title: "Move a document", class: Write,
+		description: "Rename a document to a new slug in its collection (a new folder is a new slug prefix) on your draft, in ONE commit with every " +
+			"document whose reference fields name it rewritten to the new slug. The file keeps its bytes; its history stays readable at the old slug. dryRun: the diff only.",
+		run: func(ctx context.Context, c *call, in service.MoveContentInput) (service.MoveContentOutput, error) {
+			in.Branch = c.writeBranch(in.Branch)
+			out, err := c.svc.MoveContent(ctx, c.caller, in)
+			if err == nil && !out.DryRun {
+				c.link(out.Branch, out.Collection, out.Slug)
+			}
+			return out, err
+		},
+	}
+}
+
+func getHistoryTool() Tool {
+	return &tool[service.GetHistoryInput, service.GetHistoryOutput]{
+		name: "get_history", title: "Read a document's history", class: Read, idempotent: true,
+		description: "The commits that changed a document on a branch, newest first: commit, identity, author, time, message and the version each left " +
+			"(read one with get_content version). On your draft: its own commits, then production's. A deleted document's history is found by its slug. " +
+			"Paginated with nextCursor (a page may hold fewer than limit commits; follow nextCursor until none).",
+		run: func(ctx context.Context, c *call, in service.GetHistoryInput) (service.GetHistoryOutput, error) {
+			in.Branch = c.readBranch(in.Branch)
+			return c.svc.GetHistory(ctx, c.caller, in)
 		},
 	}
 }

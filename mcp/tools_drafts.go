@@ -25,7 +25,8 @@ func publishDraftsTool() Tool {
 	return &tool[service.PublishDraftsInput, drafts.PublishResult]{
 		name: "publish_drafts", title: "Publish drafts", class: Write,
 		description: "Publish chosen paths of your draft: one commit on production when you hold content:publish, otherwise a review " +
-			"(a pull request on GitHub) for a person to merge. Conflicts must be resolved (resolve: mine|theirs).",
+			"(a pull request on GitHub) for a person to merge. Conflicts must be resolved (resolve: mine|theirs). The assets a published document " +
+			"names come with it. branch: publish a preview instead (always a review into production; every path it changes when paths is empty).",
 		run: func(ctx context.Context, c *call, in service.PublishDraftsInput) (drafts.PublishResult, error) {
 			progress := progressReporter(ctx, c.req)
 			if progress != nil {
@@ -56,6 +57,17 @@ func listBranchesTool() Tool {
 		description: "Every branch: name, kind (production, draft, review, preview), parent, head and the commit its index compiled.",
 		run: func(ctx context.Context, c *call, _ ListBranchesInput) (service.ListBranchesOutput, error) {
 			return c.svc.ListBranches(ctx, c.caller)
+		},
+	}
+}
+
+func createBranchTool() Tool {
+	return &tool[service.CreateBranchInput, drafts.BranchInfo]{
+		name: "create_branch", title: "Create a preview branch", class: Write,
+		description: "Create a shared preview branch (lower-case kebab segments joined by /, e.g. preview/spring-launch) from a parent (default production), " +
+			"its parent recorded in Git. Write to it with branch; reads there see the parent's later changes; publish_drafts with branch proposes it into production as a review.",
+		run: func(ctx context.Context, c *call, in service.CreateBranchInput) (drafts.BranchInfo, error) {
+			return c.svc.CreateBranch(ctx, c.caller, in)
 		},
 	}
 }

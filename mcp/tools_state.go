@@ -87,11 +87,25 @@ func (c *call) askInBand(err error) *sdk.CallToolResult {
 func putAssetTool() Tool {
 	return &tool[service.PutAssetInput, service.PutAssetOutput]{
 		name: "put_asset", title: "Store an asset", class: Destroy, idempotent: true,
-		description: "Store an image or file under a key (lower-case segments, e.g. images/cover.png), from exactly one of path " +
-			"(stdio only, a file inside the project) or base64. An existing key is ASSET_EXISTS unless overwrite is set; overwriting needs a person's approval.",
+		description: "Commit an image or file to your draft as an asset, under a key (lower-case segments, e.g. images/cover.png: its path below assets.dir), " +
+			"from exactly one of path (stdio only, a file inside the project) or base64. Name the key in a document's asset field; publishing the document " +
+			"carries the asset. An existing key is ASSET_EXISTS unless overwrite is set; overwriting needs a person's approval.",
 		run: func(ctx context.Context, c *call, in service.PutAssetInput) (service.PutAssetOutput, error) {
 			in.LocalFiles = c.srv.opts.LocalFiles
+			in.Branch = c.writeBranch(in.Branch)
 			return c.svc.PutAsset(ctx, c.caller, in)
+		},
+	}
+}
+
+func listAssetsTool() Tool {
+	return &tool[service.ListAssetsInput, service.ListAssetsOutput]{
+		name: "list_assets", title: "List assets", class: Read, idempotent: true,
+		description: "The assets (files under assets.dir) on your draft when it exists, else production: key, size, content type, version, URL. " +
+			"prefix narrows by key; paginated with nextCursor.",
+		run: func(ctx context.Context, c *call, in service.ListAssetsInput) (service.ListAssetsOutput, error) {
+			in.Branch = c.readBranch(in.Branch)
+			return c.svc.ListAssets(ctx, c.caller, in)
 		},
 	}
 }

@@ -299,3 +299,32 @@ func looseParseHeader(head []byte) (typ string, size int64, err error) {
 	}
 	return typ, size, nil
 }
+
+// BlobSize returns the size in bytes of a blob by its SHA, from the object's
+// header (a loose object's first bytes, a pack entry's header), without
+// reading its content. DOCUMENT_NOT_FOUND when there is no such object.
+func (r *Repo) BlobSize(version string) (int64, error) {
+	if !gitIsSHA(version) {
+		return 0, errs.New(errs.InputValidationFailed, "%q is not a blob SHA", version)
+	}
+	sizer, ok := r.repo.Storer.(interface {
+		EncodedObjectSize(plumbing.Hash) (int64, error)
+	})
+	if !ok {
+		data, err := r.ReadBlob(version)
+		return int64(len(data)), err
+	}
+	h := plumbing.NewHash(version)
+	r.mu.Lock()
+	size, err := sizer.EncodedObjectSize(h)
+	r.mu.Unlock()
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		// Another process may have packed it since the packs were listed.
+		data, rerr := r.ReadBlob(version)
+		return int64(len(data)), rerr
+	}
+	if err != nil {
+		return 0, errs.New(errs.Internal, "size of blob %s: %v", version, err)
+	}
+	return size, nil
+}

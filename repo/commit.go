@@ -38,6 +38,10 @@ type Change struct {
 // Signature names a person (or agent) in a commit.
 type Signature struct {
 	Name, Email string
+	// Identity is graft's identity behind the signature (agent:x,
+	// user:ada@example.org; "" = none). It is not part of Git's signature:
+	// drafts writes it as a Graft-By trailer, which history reads back.
+	Identity string `json:"-"`
 }
 
 // commitCommitter is graft, the committer of every commit it makes.

@@ -59,6 +59,9 @@ type Config struct {
 	// PublicURL is where graft serve is reachable (https://cms.example.org);
 	// pull request bodies link each document's preview there. "" = no links.
 	PublicURL string
+	// Assets is where assets live in Git (DefaultAssets when graft.yaml
+	// has no assets section).
+	Assets AssetsConfig
 }
 
 // Collection is one collection of graft.yaml.
@@ -84,6 +87,10 @@ type Collection struct {
 	Authority string
 	// Fields are the declared fields in file order; none means an open collection.
 	Fields []*Field
+	// Read says who may read the rows of an authority: db collection
+	// (default: the operator only). Documents in Git are readable by every
+	// caller allowed to read at all (DESIGN §10).
+	Read FunctionAccess
 }
 
 // Open reports whether the collection declares no fields, so any frontmatter is kept.
@@ -125,7 +132,10 @@ type Function struct {
 // FunctionAccess says who may call a function.
 type FunctionAccess struct {
 	// Kind is "public" (anyone, anonymous included), "authenticated"
-	// (the default: any known identity) or "scope" (identities holding Scope).
+	// (the default of functions: any known identity), "scope" (identities
+	// holding Scope) or, for reading a collection's rows only, "operator"
+	// (the person at the CLI, or a local-mode server's caller; the default
+	// there).
 	Kind string
 	// Scope is the scope required when Kind is "scope".
 	Scope string
@@ -364,11 +374,11 @@ func (p *cfgParser) parse(data []byte) (*Config, error) {
 		return nil, err
 	}
 	top, err := p.mapping(root, "", "version", "content", "production", "mdx", "database",
-		"collections", "functions", "github", "hooks", "publicUrl")
+		"collections", "functions", "github", "hooks", "publicUrl", "assets")
 	if err != nil {
 		return nil, err
 	}
-	c := &Config{Content: DefaultContent, MDX: "restricted", Database: "sqlite"}
+	c := &Config{Content: DefaultContent, MDX: "restricted", Database: "sqlite", Assets: DefaultAssets()}
 	e, ok := top["version"]
 	if !ok {
 		return nil, p.fail(root, "version", "Add `version: 1` at the top of the file.", "missing; graft.yaml must say version: 1")
@@ -409,6 +419,15 @@ func (p *cfgParser) parse(data []byte) (*Config, error) {
 		if err := p.collections(c, e); err != nil {
 			return nil, err
 		}
+	}
+	var assetsDir *cfgEntry // where assets.dir was written, for errors
+	if e, ok := top["assets"]; ok {
+		if assetsDir, err = p.assets(c, e); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.checkAssetsDir(c, assetsDir); err != nil {
+		return nil, err
 	}
 	if e, ok := top["functions"]; ok {
 		if err := p.functions(c, e); err != nil {
@@ -627,13 +646,13 @@ func (p *cfgParser) collections(c *Config, e cfgEntry) error {
 }
 
 func (p *cfgParser) collection(c *Config, ce cfgEntry) (*Collection, []fieldRef, error) {
-	coll := &Collection{Name: ce.key, Format: "md", Authority: "git"}
+	coll := &Collection{Name: ce.key, Format: "md", Authority: "git", Read: FunctionAccess{Kind: AccessOperator}}
 	if ce.vNode.Tag == "!!null" {
 		coll.Dir = coll.Name
 		coll.Path = path.Join(c.Content, coll.Dir)
 		return coll, nil, nil
 	}
-	m, err := p.mapping(ce.vNode, ce.path, "description", "dir", "format", "language", "strict", "trusted", "authority", "fields")
+	m, err := p.mapping(ce.vNode, ce.path, "description", "dir", "format", "language", "strict", "trusted", "authority", "fields", "read")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -649,6 +668,15 @@ func (p *cfgParser) collection(c *Config, ce cfgEntry) (*Collection, []fieldRef,
 		if coll.Authority == "db" && c.Database == "none" {
 			return nil, nil, p.fail(e.vNode, e.path, "Set database: sqlite (or a postgres:// URL), or make the collection authority: git.",
 				"authority: db needs a database, and database is none")
+		}
+	}
+	if e, ok := m["read"]; ok {
+		if coll.Authority != "db" {
+			return nil, nil, p.fail(e.kNode, e.path, "Remove read: documents in Git are read by every caller allowed to read at all.",
+				"read applies to an authority: db collection only")
+		}
+		if coll.Read, err = p.access(e, true); err != nil {
+			return nil, nil, err
 		}
 	}
 	if coll.Authority == "db" {
@@ -773,7 +801,7 @@ func (p *cfgParser) function(c *Config, fe cfgEntry) (*Function, error) {
 		}
 	}
 	if e, ok := m["access"]; ok {
-		if fn.Access, err = p.access(e); err != nil {
+		if fn.Access, err = p.access(e, false); err != nil {
 			return nil, err
 		}
 	}
@@ -801,8 +829,21 @@ func (p *cfgParser) function(c *Config, fe cfgEntry) (*Function, error) {
 	return fn, nil
 }
 
-func (p *cfgParser) access(e cfgEntry) (FunctionAccess, error) {
+// Access rule kinds (FunctionAccess.Kind).
+const (
+	AccessPublic        = "public"
+	AccessAuthenticated = "authenticated"
+	AccessScope         = "scope"
+	AccessOperator      = "operator"
+)
+
+// access reads an access rule; operator admits "operator" (the rule of a
+// collection's read, never a function's).
+func (p *cfgParser) access(e cfgEntry, operator bool) (FunctionAccess, error) {
 	fix := "Use public, authenticated or {scope: NAME}."
+	if operator {
+		fix = "Use operator, public, authenticated or {scope: NAME}."
+	}
 	if e.vNode.Kind == yaml.MappingNode {
 		m, err := p.mapping(e.vNode, e.path, "scope")
 		if err != nil {
@@ -825,7 +866,7 @@ func (p *cfgParser) access(e cfgEntry) (FunctionAccess, error) {
 	if err != nil {
 		return FunctionAccess{}, err
 	}
-	if s != "public" && s != "authenticated" {
+	if s != AccessPublic && s != AccessAuthenticated && (!operator || s != AccessOperator) {
 		return FunctionAccess{}, p.fail(e.vNode, e.path, fix, "unknown access %q", s)
 	}
 	return FunctionAccess{Kind: s}, nil

@@ -96,6 +96,12 @@ func TestLoadConfigExample(t *testing.T) {
 	if want := []string{"https://example.org/deploy", "http://127.0.0.1:8080/hook"}; !reflect.DeepEqual(c.Hooks.Publish, want) {
 		t.Errorf("hooks = %v", c.Hooks.Publish)
 	}
+	if want := (AssetsConfig{Dir: "static/images", PublicPath: "/images", MaxSize: 25 << 20}); c.Assets != want || c.PublicURL != "https://cms.example.org" {
+		t.Errorf("assets = %+v, publicUrl = %q", c.Assets, c.PublicURL)
+	}
+	if subs, _ := c.Collection("subscribers"); subs.Read.Kind != AccessOperator {
+		t.Errorf("a db collection's read rule defaults to the operator: %+v", subs.Read)
+	}
 }
 
 func TestParseConfigDefaults(t *testing.T) {
@@ -104,7 +110,7 @@ func TestParseConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Content != "content" || c.Production != "" || c.MDX != "restricted" || c.Database != "sqlite" ||
-		c.GitHub != nil || c.Hooks.Publish != nil || c.Functions != nil {
+		c.GitHub != nil || c.Hooks.Publish != nil || c.Functions != nil || c.Assets != DefaultAssets() {
 		t.Errorf("defaults = %+v", c)
 	}
 	notes := c.Collections[0]
@@ -227,6 +233,19 @@ func TestParseConfigErrors(t *testing.T) {
 		{"github publish", "version: 1\ngithub:\n  publish: push\n", 3, "github.publish", "unknown value \"push\""},
 		{"github fallback", "version: 1\ngithub:\n  fallback: merge\n", 3, "github.fallback", "unknown value \"merge\""},
 		{"publicUrl", "version: 1\npublicUrl: cms.example.org\n", 2, "publicUrl", "not an http(s) URL"},
+		{"assets unknown key", "version: 1\nassets:\n  folder: x\n", 3, "assets.folder", "unknown key"},
+		{"assets dir dotdot", "version: 1\nassets:\n  dir: ../x\n", 3, "assets.dir", "not a clean relative folder"},
+		{"assets dir in a collection", "version: 1\ncollections:\n  posts: {}\nassets:\n  dir: content/posts/img\n", 5, "assets.dir", "overlaps the folder content/posts of collection posts"},
+		{"assets dir holds a collection", "version: 1\ncollections:\n  posts: {}\nassets:\n  dir: content\n", 5, "assets.dir", "overlaps"},
+		{"default assets dir holds a collection", "version: 1\ncontent: .\ncollections:\n  assets: {}\n", 0, "assets.dir", "overlaps the folder assets"},
+		{"assets publicPath relative", "version: 1\nassets:\n  publicPath: images\n", 3, "assets.publicPath", "not a clean site path"},
+		{"assets publicPath query", "version: 1\nassets:\n  publicPath: /i?x=1\n", 3, "assets.publicPath", "not a clean site path"},
+		{"assets maxSize word", "version: 1\nassets:\n  maxSize: big\n", 3, "assets.maxSize", "not a size"},
+		{"assets maxSize zero", "version: 1\nassets:\n  maxSize: 0\n", 3, "assets.maxSize", "from 1 byte to 100MiB"},
+		{"assets maxSize over GitHub's", "version: 1\nassets:\n  maxSize: 101MiB\n", 3, "assets.maxSize", "from 1 byte to 100MiB"},
+		{"read on a git collection", "version: 1\ncollections:\n  posts:\n    read: public\n", 4, "collections.posts.read", "authority: db collection only"},
+		{"read unknown", "version: 1\ncollections:\n  subs:\n    authority: db\n    read: everyone\n", 5, "collections.subs.read", "unknown access"},
+		{"function access operator", "version: 1\nfunctions:\n  f: {command: [x], access: operator}\n", 3, "functions.f.access", "unknown access"},
 		{"hooks unknown key", "version: 1\nhooks:\n  deploy: []\n", 3, "hooks.deploy", "unknown key"},
 		{"hook http", "version: 1\nhooks:\n  publish:\n    - https://ok.example\n    - http://example.org/x\n", 5, "hooks.publish[1]", "not an https URL"},
 		{"hook not a list", "version: 1\nhooks:\n  publish: https://example.org\n", 3, "hooks.publish", "must be a list"},

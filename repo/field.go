@@ -162,7 +162,7 @@ func (p *cfgParser) field(fe cfgEntry, name string, refs *[]fieldRef) (*Field, e
 			return nil, p.fail(e.vNode, e.path, "", "cannot read the default: %v", err)
 		}
 		var issues []Issue
-		fieldCheck(f, f.Default, "default", false, nil, &issues)
+		fieldCheck(f, f.Default, "default", false, checkers{}, &issues)
 		if len(issues) > 0 {
 			return nil, p.fail(e.vNode, e.path, "Give a default that passes the field's own rules.",
 				"the default does not fit the field: %s", issues[0].Message)

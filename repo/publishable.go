@@ -5,16 +5,13 @@ import "strings"
 // Publishable reports whether a publish may carry the file at p, a path from
 // the repository root (DESIGN §10). It is the one place that decides: a
 // document file (.md, .mdx, .markdown) inside the folder of a collection that
-// lives in Git, with no segment starting with "." (never a dotfile or a
+// lives in Git, or an asset (a file below assets.dir whose key follows
+// CheckAssetKey) — with no segment starting with "." (never a dotfile or a
 // dot-folder) and no empty, "." or ".." segment.
 //
 // Anything else in a draft — graft.yaml, .github/…, scripts, an image beside
 // the documents — is foreign, however it got there: graft writes only
-// documents, so it was pushed with plain git.
-//
-// Assets are not publishable yet: the config has no assets key and the
-// asset store lives outside Git (.graft/assets). When assets move into Git,
-// a file under assets.dir becomes publishable here, and nowhere else.
+// documents and assets, so it was pushed with plain git.
 func (c *Config) Publishable(p string) bool {
 	if p == "" || strings.HasPrefix(p, "/") || strings.ContainsAny(p, "\x00\\") {
 		return false
@@ -23,6 +20,9 @@ func (c *Config) Publishable(p string) bool {
 		if seg == "" || strings.HasPrefix(seg, ".") {
 			return false
 		}
+	}
+	if _, ok := c.AssetKey(p); ok {
+		return true
 	}
 	coll, rel, ok := c.CollectionFor(p)
 	return ok && coll.Authority != "db" && IsDocumentFile(rel)

@@ -3,7 +3,7 @@ package repo
 import "testing"
 
 // TestPublishable: a publish carries documents of Git collections and
-// nothing else.
+// assets under assets.dir, and nothing else.
 func TestPublishable(t *testing.T) {
 	c, err := ParseConfig("graft.yaml", []byte(`version: 1
 content: content
@@ -14,6 +14,8 @@ collections:
     authority: db
     fields:
       email: {type: string}
+assets:
+  dir: static/images
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -44,6 +46,15 @@ collections:
 		{"content/posts/.md", false},
 		{"content/subscribers/a.md", false}, // a db collection holds no files
 		{"", false},
+		{"static/images/cover.png", true},
+		{"static/images/2024/a_b-c.v2.jpg", true},
+		{"static/images/Cover.PNG", false}, // not an asset key: keys are lower-case
+		{"static/images/.env", false},
+		{"static/images", false},
+		{"static/images/", false},
+		{"static/other.png", false},
+		{"static/imagesx/a.png", false},
+		{"assets/a.png", false}, // the default folder, but this config names another
 	}
 	for _, tt := range tests {
 		if got := c.Publishable(tt.path); got != tt.want {

@@ -176,3 +176,39 @@ func DocumentSlug(rel string, data map[string]any) (string, error) {
 	}
 	return slug, nil
 }
+
+// MovedPath returns where a document stored at rel (a path below its
+// collection's folder) with frontmatter data goes when it moves to slug, in
+// the same shape: a plain file keeps its extension (posts/a.md → b/c.md), an
+// index file keeps its name in the new folder (a/_index.md → b/_index.md),
+// and a document whose frontmatter slug names its last segment keeps its
+// file (or folder) name below the new slug's folders, with frontmatter slug
+// set to the new last segment (returned as frontmatterSlug; "" = unchanged
+// or none).
+func MovedPath(rel string, data map[string]any, slug string) (newRel, frontmatterSlug string) {
+	file := rel[strings.LastIndexByte(rel, '/')+1:]
+	ext := pathDocExt(file)
+	stem := strings.ToLower(strings.TrimSuffix(file, ext))
+	index := stem == "index" || stem == "_index"
+	dir, last := "", slug
+	if i := strings.LastIndexByte(slug, '/'); i >= 0 {
+		dir, last = slug[:i+1], slug[i+1:]
+	}
+	if fm, ok := data["slug"].(string); ok && fm != "" {
+		own := file // the path's own last segment: the file, or an index file's folder and the file
+		if index {
+			parts := strings.Split(rel, "/")
+			if len(parts) >= 2 {
+				own = parts[len(parts)-2] + "/" + file
+			}
+		}
+		return dir + own, last
+	}
+	switch {
+	case index && slug == "index":
+		return file, ""
+	case index:
+		return slug + "/" + file, ""
+	}
+	return slug + ext, ""
+}

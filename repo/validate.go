@@ -31,6 +31,17 @@ type Issue struct {
 // branch being written.
 type RefChecker func(collection, slug string) bool
 
+// AssetChecker reports whether an asset with key exists in the view being
+// written (DESIGN §4: asset fields name an existing asset in the same view).
+type AssetChecker func(key string) bool
+
+// checkers are what Validate asks about the branch being written; a nil
+// checker skips its existence check.
+type checkers struct {
+	refs   RefChecker
+	assets AssetChecker
+}
+
 // FrontmatterSlugKey is the frontmatter key that overrides a document's slug;
 // every collection, strict or not, allows it.
 const FrontmatterSlugKey = "slug"
@@ -51,8 +62,16 @@ var (
 // refs may be nil, which skips the existence check of references.
 // The top-level "slug" key is always allowed.
 func (c *Collection) Validate(data map[string]any, refs RefChecker) []Issue {
+	return c.ValidateWith(data, refs, nil)
+}
+
+// ValidateWith is Validate that also checks asset fields against assets: a
+// key must follow CheckAssetKey and name an existing asset
+// (CONTENT_REFERENCE_NOT_FOUND otherwise). A nil assets skips both (compile
+// indexes adopted documents whatever their asset values hold).
+func (c *Collection) ValidateWith(data map[string]any, refs RefChecker, assets AssetChecker) []Issue {
 	var issues []Issue
-	fieldCheckObject(c.Fields, data, "", c.Strict, true, refs, &issues)
+	fieldCheckObject(c.Fields, data, "", c.Strict, true, checkers{refs, assets}, &issues)
 	return issues
 }
 
@@ -86,7 +105,7 @@ func ValidationError(collection string, issues []Issue) *errs.Error {
 		With("collection", collection).With("issues", issues)
 	first := issues[0]
 	if code == errs.ContentReferenceNotFound {
-		return e.WithFix("Fix %s first (%s): create the referenced document, or use an existing slug of the target collection.", first.Path, first.Message)
+		return e.WithFix("Fix %s first (%s): create the referenced document or asset, or name an existing one.", first.Path, first.Message)
 	}
 	more := ""
 	if len(issues) > 1 {
@@ -109,7 +128,7 @@ func fieldAdd(issues *[]Issue, path, format string, args ...any) {
 }
 
 // fieldCheckObject checks the keys of data against fields. top allows the slug key.
-func fieldCheckObject(fields []*Field, data map[string]any, path string, strict, top bool, refs RefChecker, issues *[]Issue) {
+func fieldCheckObject(fields []*Field, data map[string]any, path string, strict, top bool, refs checkers, issues *[]Issue) {
 	for _, f := range fields {
 		p := fieldJoin(path, f.Name)
 		v, ok := data[f.Name]
@@ -138,7 +157,7 @@ func fieldCheckObject(fields []*Field, data map[string]any, path string, strict,
 }
 
 // fieldCheck checks one value against f and appends what fails.
-func fieldCheck(f *Field, v any, path string, strict bool, refs RefChecker, issues *[]Issue) {
+func fieldCheck(f *Field, v any, path string, strict bool, refs checkers, issues *[]Issue) {
 	if v == nil && f.Type != "json" {
 		if f.Required {
 			fieldAdd(issues, path, "is required (got null)")
@@ -203,12 +222,12 @@ func fieldCheck(f *Field, v any, path string, strict bool, refs RefChecker, issu
 			fieldAdd(issues, path, "must be the slug of a %s document (a string), got %s", f.To, fieldKind(v))
 		case !ValidSlug(s):
 			fieldAdd(issues, path, "%q is not a slug (%s, at most %d characters)", s, SlugRule, MaxSlugLength)
-		case refs != nil && !refs(f.To, s):
+		case refs.refs != nil && !refs.refs(f.To, s):
 			*issues = append(*issues, Issue{Path: path, Code: errs.ContentReferenceNotFound,
 				Message: fmt.Sprintf("no document %q in collection %s", s, f.To)})
 		}
 	case "asset":
-		fieldCheckAsset(v, path, issues)
+		fieldCheckAsset(v, path, refs.assets, issues)
 	case "object":
 		m, ok := fieldMap(v)
 		if !ok {
@@ -235,11 +254,24 @@ func fieldCheck(f *Field, v any, path string, strict bool, refs RefChecker, issu
 	}
 }
 
-// fieldCheckAsset accepts a non-empty key string or {key, alt?}.
-func fieldCheckAsset(v any, path string, issues *[]Issue) {
+// fieldCheckAsset accepts a non-empty key string or {key, alt?}; with
+// assets, the key must be an asset key naming an existing asset.
+func fieldCheckAsset(v any, path string, assets AssetChecker, issues *[]Issue) {
+	exists := func(key, at string) {
+		switch {
+		case assets == nil:
+		case assetKeyProblem(key) != "":
+			fieldAdd(issues, at, "%q is not an asset key: %s", key, assetKeyProblem(key))
+		case !assets(key):
+			*issues = append(*issues, Issue{Path: at, Code: errs.ContentReferenceNotFound,
+				Message: fmt.Sprintf("no asset %q (store it with put_asset first)", key)})
+		}
+	}
 	if s, ok := v.(string); ok {
 		if s == "" {
 			fieldAdd(issues, path, "must be a non-empty asset key")
+		} else {
+			exists(s, path)
 		}
 		return
 	}
@@ -250,6 +282,8 @@ func fieldCheckAsset(v any, path string, issues *[]Issue) {
 	}
 	if k, ok := m["key"].(string); !ok || k == "" {
 		fieldAdd(issues, fieldJoin(path, "key"), "is required: a non-empty string")
+	} else {
+		exists(k, fieldJoin(path, "key"))
 	}
 	if alt, ok := m["alt"]; ok {
 		if _, isStr := alt.(string); !isStr {

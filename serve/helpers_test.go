@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/graft-studio/graft/auth"
+	"github.com/graft-studio/graft/drafts"
 	"github.com/graft-studio/graft/fixtures"
 	"github.com/graft-studio/graft/service"
 )
@@ -161,4 +162,18 @@ func toolCall(name string, args map[string]any) string {
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
 		"params": map[string]any{"name": name, "arguments": args}})
 	return string(b)
+}
+
+// publishAsset puts an asset as the operator and publishes it (a direct
+// commit on production), so that GET /assets/{key} serves it.
+func publishAsset(t testing.TB, svc *service.Service, key string, data []byte) {
+	t.Helper()
+	ctx := context.Background()
+	out, err := svc.PutAsset(ctx, operator, service.PutAssetInput{Key: key, Data: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.PublishDrafts(ctx, operator, service.PublishDraftsInput{PublishRequest: drafts.PublishRequest{Paths: []string{out.Path}}}); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -1,14 +1,10 @@
 package serve
 
 import (
-	"context"
-	"encoding/base64"
 	"mime"
 	"net/url"
 	"strings"
 	"testing"
-
-	"github.com/graft-studio/graft/service"
 )
 
 // cspRunsNoScript reports whether a Content-Security-Policy lets no script
@@ -53,9 +49,7 @@ func TestServedBytesAreInert(t *testing.T) {
 		{"up/blob", "<html><script>alert(1)</script>", false},
 	}
 	for _, a := range assets {
-		if _, err := svc.PutAsset(context.Background(), operator, service.PutAssetInput{Key: a.key, Base64: base64.StdEncoding.EncodeToString([]byte(a.data))}); err != nil {
-			t.Fatal(err)
-		}
+		publishAsset(t, svc, a.key, []byte(a.data))
 	}
 	for _, a := range assets {
 		t.Run(a.key, func(t *testing.T) {

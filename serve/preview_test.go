@@ -3,7 +3,6 @@ package serve
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"fmt"
 	"image"
 	"image/color"
@@ -70,9 +69,7 @@ func writePreviewDoc(t *testing.T, srv *Server) (branch string) {
 	svc, err := srv.Service()
 	must(t, err)
 	ctx := context.Background()
-	if _, err := svc.PutAsset(ctx, operator, service.PutAssetInput{Key: "pic.png", Base64: base64.StdEncoding.EncodeToString(pixel(t))}); err != nil {
-		t.Fatal(err)
-	}
+	publishAsset(t, svc, "pic.png", pixel(t))
 	out, err := svc.WriteContent(ctx, operator, service.WriteContentInput{Collection: "posts", Slug: "previewed",
 		Data: map[string]any{"title": "Seen <before> merging", "date": "2026-02-01T10:00:00Z"},
 		Body: new("## Low tide\n\nThe harbour empties twice a day.\n\n![a red pixel](/assets/pic.png)\n")})

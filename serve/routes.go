@@ -225,10 +225,12 @@ func (s *Server) function(r *http.Request, svc *service.Service, c service.Calle
 	return response{raw: out, contentType: "application/json"}, nil
 }
 
-// asset serves a file of the project's asset store with its content type,
-// inert (inertHeaders: HTML, SVG and XML as attachments).
-func (s *Server) asset(r *http.Request, svc *service.Service, _ service.Caller) (response, error) {
-	a, err := svc.GetAsset(r.Context(), r.PathValue("key"))
+// asset serves an asset from Git — production's, or with branch= a
+// branch's view (a draft: production plus the draft's own files), as the
+// caller may read it — with its content type, inert (inertHeaders: HTML,
+// SVG and XML as attachments).
+func (s *Server) asset(r *http.Request, svc *service.Service, c service.Caller) (response, error) {
+	a, err := svc.GetAsset(r.Context(), c, service.GetAssetInput{Key: r.PathValue("key"), Branch: r.URL.Query().Get("branch")})
 	if err != nil {
 		return response{}, err
 	}

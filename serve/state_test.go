@@ -3,11 +3,13 @@ package serve
 import (
 	"context"
 	"encoding/base64"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/graft-studio/graft/drafts"
 	"github.com/graft-studio/graft/service"
 	"github.com/graft-studio/graft/state/storetest"
 )
@@ -32,6 +34,11 @@ func TestTwoServersShareState(t *testing.T) {
 	}
 }
 
+// agentPutter is an agent that stores assets on its draft.
+var agentPutter = service.Caller{ID: "agent:putter", Scopes: []string{service.ScopeContentWrite}}
+
+// TestAssetsRoute: GET /assets/{key} serves production's assets from Git,
+// and a branch's with ?branch= (a draft's before it is published).
 func TestAssetsRoute(t *testing.T) {
 	dir := sampleProject(t)
 	ts := start(t, dir, Options{})
@@ -40,7 +47,22 @@ func TestAssetsRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	png := []byte("\x89PNG\r\n\x1a\nfake")
-	if _, err := svc.PutAsset(context.Background(), operator, service.PutAssetInput{Key: "assets/logo.png", Base64: base64.StdEncoding.EncodeToString(png)}); err != nil {
+	out, err := svc.PutAsset(context.Background(), agentPutter, service.PutAssetInput{Key: "assets/logo.png", Base64: base64.StdEncoding.EncodeToString(png)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// On the agent's draft only: production has no such asset until it is published.
+	if r := ts.do("GET", "/assets/assets/logo.png", ""); r.status != 404 {
+		t.Errorf("a draft's asset served from production: %d", r.status)
+	}
+	if r := ts.do("GET", "/assets/assets/logo.png?branch="+url.QueryEscape(out.Branch), ""); r.status != 200 || r.body != string(png) {
+		t.Errorf("the draft's asset: %d %q", r.status, r.body)
+	}
+	if out.URL != "/assets/assets/logo.png?branch="+url.QueryEscape(out.Branch) {
+		t.Errorf("url %q", out.URL)
+	}
+	if _, err := svc.PublishDrafts(context.Background(), operator, service.PublishDraftsInput{As: agentPutter.ID,
+		PublishRequest: drafts.PublishRequest{Paths: []string{out.Path}}}); err != nil {
 		t.Fatal(err)
 	}
 	r := ts.do("GET", "/assets/assets/logo.png", "")

@@ -47,8 +47,12 @@ func (s *Service) admit(_ context.Context, proposals []drafts.Proposal) error {
 		WithFix("fix the document and write it again through graft (write_content; then revise_review for a review), or discard it from the draft (discard_drafts); `graft check --branch BRANCH` lists every problem")
 }
 
-// admitOne judges one proposed blob at its path.
+// admitOne judges one proposed blob at its path: an asset by its size, a
+// document as a write judges it.
 func (s *Service) admitOne(p drafts.Proposal) error {
+	if key, ok := s.Project.Config.AssetKey(p.Path); ok {
+		return s.admitAsset(key, p)
+	}
 	coll, rel, ok := s.Project.Config.CollectionFor(p.Path)
 	if !ok || coll.Authority == "db" || !repo.IsDocumentFile(p.Path) {
 		return errs.New(errs.InvalidPath, "%s is not a document of a collection", p.Path)
@@ -75,4 +79,19 @@ func (s *Service) admitOne(p drafts.Proposal) error {
 		}
 	}
 	return gateBody(p.Path, raw, doc)
+}
+
+// admitAsset judges a proposed asset as put_asset does its bytes: within
+// assets.maxSize (a file pushed with plain git is held to it too). Its key
+// follows the asset key rule already, or it would not be an asset.
+func (s *Service) admitAsset(key string, p drafts.Proposal) error {
+	size, err := s.Project.Git.BlobSize(p.Blob)
+	if err != nil {
+		return err
+	}
+	if limit := s.Project.Config.Assets.MaxSize; size > limit {
+		return errs.New(errs.InputValidationFailed, "asset %s is %d bytes; assets.maxSize is %d", key, size, limit).
+			With("size", size).With("limit", limit)
+	}
+	return nil
 }

@@ -11,13 +11,14 @@ import (
 
 // ChangeEntry is one change of an ApplyChanges call.
 type ChangeEntry struct {
-	Op          string         `json:"op" jsonschema:"put (a whole document), patch (set/unset/body) or delete"`
+	Op          string         `json:"op" jsonschema:"put (a whole document), patch (set/unset/body), delete or move (to a new slug: to)"`
 	Collection  string         `json:"collection" jsonschema:"the collection"`
 	Slug        string         `json:"slug" jsonschema:"the document's slug"`
 	Data        map[string]any `json:"data,omitempty" jsonschema:"put: the whole frontmatter"`
 	Body        *string        `json:"body,omitempty" jsonschema:"put: the body (absent or null as in write_content); patch: the new body, absent or null keeps it"`
 	Set         map[string]any `json:"set,omitempty" jsonschema:"patch: frontmatter keys to set"`
 	Unset       []string       `json:"unset,omitempty" jsonschema:"patch: frontmatter keys to remove"`
+	To          string         `json:"to,omitempty" jsonschema:"move: the new slug in the same collection (the referrers are yours to update in the same call; move_content does it for you)"`
 	BaseVersion repo.Base      `json:"baseVersion,omitzero" jsonschema:"the version you read; null: must not exist yet; absent: unconditional"`
 }
 
@@ -44,6 +45,8 @@ type ChangeResult struct {
 	Path       string `json:"path"`
 	Version    string `json:"version"`
 	Created    bool   `json:"created"`
+	// From is, for a move, the old slug (Slug and Path are the new ones).
+	From string `json:"from,omitempty"`
 }
 
 // ApplyChangesOutput is the result of an ApplyChanges call.
@@ -71,8 +74,11 @@ const maxApplyChanges = 100
 // or DeleteContent would — and commits them all in one commit on the caller's
 // draft (or a preview branch), or nothing. When any entry fails, the error
 // carries the first failing entry's code and details.problems lists every
-// failing entry as {index, error, message, fix?, details?}. Later entries see
-// the documents earlier entries create (for references). Cancellation is
+// failing entry as {index, error, message, fix?, details?}. References are
+// judged on what the whole set leaves, whatever the order of its entries: a
+// reference to a document another entry creates or moves in holds, and a
+// deleted or moved document whose referrers the set does not update is
+// CONTENT_REFERENCED (repo.Project.CheckReferences). Cancellation is
 // honoured between entries, never inside the commit.
 func (s *Service) ApplyChanges(ctx context.Context, c Caller, in ApplyChangesInput) (ApplyChangesOutput, error) {
 	return audited(s, ctx, c, OpApplyChanges, in, s.applyChanges)
@@ -105,7 +111,7 @@ func (s *Service) applyOnce(ctx context.Context, c Caller, in ApplyChangesInput)
 	if err != nil {
 		return ApplyChangesOutput{}, err
 	}
-	view, err := s.view(t)
+	view, err := s.view(&t)
 	if err != nil {
 		return ApplyChangesOutput{}, err
 	}
@@ -119,8 +125,21 @@ func (s *Service) applyOnce(ctx context.Context, c Caller, in ApplyChangesInput)
 			in.Progress(done, total, fmt.Sprintf(format, args...))
 		}
 	}
-	// Documents created or deleted by earlier entries, for reference checks.
+	// Documents the change set creates, keeps or removes, for reference
+	// checks: the set is one commit, so each entry's references are judged
+	// on what the whole set leaves, whatever the order of its entries.
 	batch := map[string]bool{}
+	for _, e := range in.Changes {
+		switch e.Op {
+		case opPut, opPatch:
+			batch[e.Collection+"/"+e.Slug] = true
+		case opDelete:
+			batch[e.Collection+"/"+e.Slug] = false
+		case opMove:
+			batch[e.Collection+"/"+e.Slug] = false
+			batch[e.Collection+"/"+e.To] = true
+		}
+	}
 	refs := func(collection, slug string) bool {
 		if exists, ok := batch[collection+"/"+slug]; ok {
 			return exists
@@ -137,18 +156,21 @@ func (s *Service) applyOnce(ctx context.Context, c Caller, in ApplyChangesInput)
 		}
 		p, err := s.prepareEntry(c, snap, entry, refs)
 		if err == nil {
-			if j, dup := seen[p.path]; dup {
-				err = errs.New(errs.InputValidationFailed, "change %d touches %s again (change %d already does)", i, p.path, j).
-					WithFix("merge the changes to one document into one entry")
-			} else {
-				seen[p.path] = i
+			for _, path := range p.paths() {
+				if j, dup := seen[path]; dup {
+					err = errs.New(errs.InputValidationFailed, "change %d touches %s again (change %d already does)", i, path, j).
+						WithFix("merge the changes to one document into one entry")
+					break
+				}
 			}
 		}
 		if err != nil {
 			problems = append(problems, problemOf(i, err))
 		} else {
+			for _, path := range p.paths() {
+				seen[path] = i
+			}
 			ps = append(ps, p)
-			batch[p.coll.Name+"/"+p.slug] = p.op != opDelete
 		}
 		progress(i+1, "checked change %d of %d", i+1, len(in.Changes))
 	}
@@ -158,10 +180,16 @@ func (s *Service) applyOnce(ctx context.Context, c Caller, in ApplyChangesInput)
 			With("problems", problems).
 			WithFix("fix the changes listed in details.problems (by index) and send all of them again")
 	}
+	// The change set as a whole keeps references whole (DESIGN §4): a
+	// deleted document nothing in the set updates or deletes the referrers
+	// of is CONTENT_REFERENCED, before any approval is filed.
+	if err := s.Project.CheckReferences(snap.Commit, changesOf(ps)); err != nil {
+		return ApplyChangesOutput{}, err
+	}
 	out := ApplyChangesOutput{Branch: t.branch, DryRun: in.DryRun, Results: make([]ChangeResult, len(ps))}
 	for i, p := range ps {
 		out.Results[i] = ChangeResult{Index: i, Op: p.op, Collection: p.coll.Name, Slug: p.slug, Path: p.path,
-			Version: p.currentVersion(), Created: p.op != opDelete && p.current == nil}
+			Version: p.currentVersion(), Created: p.op != opDelete && p.current == nil, From: p.from}
 	}
 	if in.DryRun {
 		var diffs []string
@@ -218,13 +246,25 @@ func (s *Service) prepareEntry(c Caller, snap treeView, e ChangeEntry, refs func
 		}
 		ed.set, ed.unset, ed.body = e.Set, e.Unset, e.Body
 	case opDelete:
-		if e.Data != nil || e.Set != nil || e.Unset != nil || e.Body != nil {
+		if e.Data != nil || e.Set != nil || e.Unset != nil || e.Body != nil || e.To != "" {
 			return prepared{}, errs.New(errs.InputValidationFailed, "a delete takes only collection, slug and baseVersion").
-				WithFix("drop data, set, unset and body from the delete")
+				WithFix("drop data, set, unset, body and to from the delete")
 		}
+	case opMove:
+		if e.Data != nil || e.Set != nil || e.Unset != nil || e.Body != nil {
+			return prepared{}, errs.New(errs.InputValidationFailed, "a move takes collection, slug, to and baseVersion").
+				WithFix("drop data, set, unset and body from the move; change the document in a separate call")
+		}
+		if e.To == "" {
+			return prepared{}, errs.New(errs.InputValidationFailed, "a move needs to: the new slug").WithFix("pass to")
+		}
+		ed.to = e.To
 	default:
-		return prepared{}, errs.New(errs.InputValidationFailed, "op %q is not put, patch or delete", e.Op).
-			WithFix("set op to put, patch or delete")
+		return prepared{}, errs.New(errs.InputValidationFailed, "op %q is not put, patch, delete or move", e.Op).
+			WithFix("set op to put, patch, delete or move")
+	}
+	if e.To != "" && e.Op != opMove {
+		return prepared{}, errs.New(errs.InputValidationFailed, "to belongs to a move, not a %s", e.Op).WithFix("drop to, or set op to move")
 	}
 	return s.prepare(snap, ed, refs)
 }

@@ -1,47 +1,40 @@
 package service
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"errors"
 	"io"
-	"io/fs"
 	"mime"
-	"os"
+	"net/url"
 	"path"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"unicode"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/repo"
 )
 
-// AssetsDirName is the asset store's folder in the state folder (.graft/assets).
-const AssetsDirName = "assets"
-
-// MaxAssetSize bounds one asset (32 MiB).
-const MaxAssetSize = 32 << 20
-
-// assetSegment is one segment of an asset key.
-var assetSegment = regexp.MustCompile(`^[a-z0-9._-]+$`)
-
-// maxAssetKey bounds an asset key's length.
-const maxAssetKey = 200
+// Assets are files in Git under graft.yaml's assets.dir (DESIGN §3, §4):
+// put_asset commits one to the caller's draft (or a preview), reads resolve
+// through the same view as documents, a publish carries them (and publishing
+// a page carries the assets it names from the same draft), and GET
+// /assets/{key} serves them from Git. The legacy store, .graft/assets, is
+// imported once (legacy.go).
 
 // PutAssetInput stores an asset (DESIGN §9).
 type PutAssetInput struct {
-	Key       string `json:"key,omitempty" jsonschema:"the asset key: lower-case [a-z0-9._-] segments joined by /, e.g. images/cover.png; default assets/<file name> for path"`
+	Key       string `json:"key,omitempty" jsonschema:"the asset key, its path below assets.dir: lower-case [a-z0-9._-] segments joined by /, e.g. images/cover.png; default: the file name for path"`
 	Path      string `json:"path,omitempty" jsonschema:"a file of the project to read (stdio only): a regular file inside the project, not a dotfile, not under a dot-folder, not ignored by Git, no symbolic link; give path or base64"`
 	Base64    string `json:"base64,omitempty" jsonschema:"the bytes, base64-encoded; give path or base64"`
 	Alt       string `json:"alt,omitempty" jsonschema:"alternative text, returned for use in an asset field"`
 	Overwrite bool   `json:"overwrite,omitempty" jsonschema:"replace an existing key (needs an approval)"`
+	Message   string `json:"message,omitempty" jsonschema:"commit message; a default names the key"`
+	Branch    string `json:"branch,omitempty" jsonschema:"a preview branch to write to; default your draft"`
 	Approval  string `json:"approval,omitempty" jsonschema:"the id of an approved request for exactly this call"`
 	// Data is the asset's bytes when Path and Base64 are empty (the CLI, HTTP).
 	Data []byte `json:"-"`
@@ -50,23 +43,31 @@ type PutAssetInput struct {
 	LocalFiles bool `json:"-"`
 }
 
-// PutAssetOutput names the stored asset.
+// PutAssetOutput names the stored asset and where it landed.
 type PutAssetOutput struct {
-	Key         string `json:"key"`
+	Key string `json:"key"`
+	// Path is the file in the repository (assets.dir/key).
+	Path        string `json:"path"`
 	Size        int64  `json:"size"`
-	Version     string `json:"version" jsonschema:"sha256 of the bytes"`
+	Version     string `json:"version" jsonschema:"the file's Git blob SHA, as list_assets reports it"`
 	ContentType string `json:"contentType"`
-	URL         string `json:"url" jsonschema:"where graft serve serves it"`
-	Alt         string `json:"alt,omitempty"`
-	Created     bool   `json:"created"`
+	URL         string `json:"url" jsonschema:"where graft serve serves it (with branch= until it is published)"`
+	// SitePath is how the site links it: assets.publicPath + "/" + key.
+	SitePath string `json:"sitePath"`
+	Alt      string `json:"alt,omitempty"`
+	Created  bool   `json:"created"`
+	Branch   string `json:"branch"`
+	// Commit is the commit that stored it ("" when the bytes were there already).
+	Commit string `json:"commit,omitempty"`
 }
 
-// Asset is one stored asset with its bytes.
+// Asset is one asset of a view with its bytes.
 type Asset struct {
 	Key         string
 	ContentType string
-	Version     string
-	Data        []byte
+	// Version is the file's blob SHA.
+	Version string
+	Data    []byte
 }
 
 // assetBinding is what an overwrite's approval is bound to: the key and the
@@ -76,14 +77,13 @@ type assetBinding struct {
 	SHA256 string `json:"sha256"`
 	Size   int    `json:"size"`
 	Alt    string `json:"alt,omitempty"`
+	Branch string `json:"branch,omitempty"`
 }
 
-// AssetsDir is the asset store's folder.
-func (s *Service) AssetsDir() string { return filepath.Join(s.Project.StateDir, AssetsDirName) }
-
-// PutAsset stores bytes under a key in the local asset store. An existing
-// key is ASSET_EXISTS unless overwrite is set, and overwriting is
-// destructive: it passes the approval gate (DESIGN §10).
+// PutAsset commits bytes under a key to the caller's draft (or a preview).
+// An existing key in that view is ASSET_EXISTS unless overwrite is set, and
+// overwriting with other bytes is destructive: it passes the approval gate
+// (DESIGN §10). Bytes equal to the ones there change nothing.
 func (s *Service) PutAsset(ctx context.Context, c Caller, in PutAssetInput) (PutAssetOutput, error) {
 	return audited(s, ctx, c, OpPutAsset, in, s.putAsset)
 }
@@ -92,12 +92,11 @@ func (s *Service) putAsset(ctx context.Context, c Caller, in PutAssetInput) (Put
 	if err := c.Require(ScopeContentWrite); err != nil {
 		return PutAssetOutput{}, err
 	}
-	// What the caller may write is decided in one place. The legacy store
-	// is outside Git, so nothing moves the draft yet; assets in Git commit
-	// to this target.
-	if _, err := s.target(c, "", ""); err != nil {
+	t, err := s.target(c, in.Branch, "")
+	if err != nil {
 		return PutAssetOutput{}, err
 	}
+	s.importLegacyAssets(ctx)
 	data, name, err := s.assetBytes(in)
 	if err != nil {
 		return PutAssetOutput{}, err
@@ -110,37 +109,59 @@ func (s *Service) putAsset(ctx context.Context, c Caller, in PutAssetInput) (Put
 		}
 		key = DefaultAssetKey(name)
 	}
-	if err := CheckAssetKey(key); err != nil {
+	if err := repo.CheckAssetKey(key); err != nil {
 		return PutAssetOutput{}, err
 	}
-	file := filepath.Join(s.AssetsDir(), filepath.FromSlash(key))
-	old, err := os.ReadFile(file)
-	exists := err == nil
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return PutAssetOutput{}, assetPathError(key, err)
+	cfg := s.Project.Config
+	p := cfg.AssetPath(key)
+	view, err := s.view(&t)
+	if err != nil {
+		return PutAssetOutput{}, err
 	}
-	sum := sha256.Sum256(data)
-	out := PutAssetOutput{Key: key, Size: int64(len(data)), Version: hex.EncodeToString(sum[:]), ContentType: AssetContentType(key),
-		URL: "/assets/" + key, Alt: in.Alt, Created: !exists}
-	if exists {
-		if !in.Overwrite {
-			return PutAssetOutput{}, errs.New(errs.AssetExists, "asset %s exists already", key).
-				With("key", key).With("version", versionOf(old)).
-				WithFix("choose another key, or pass overwrite: true (overwriting needs a person's approval)")
+	current := ""
+	if view != "" {
+		vs, err := s.Project.Git.Versions(view, []string{p})
+		if err != nil {
+			return PutAssetOutput{}, err
 		}
-		if bytes.Equal(old, data) {
-			return out, nil // nothing changes: nothing to approve
-		}
-		g := &approvalGate{operation: OpPutAsset, approval: in.Approval,
-			input: assetBinding{Key: key, SHA256: out.Version, Size: len(data), Alt: in.Alt}}
+		current = vs[p]
+	}
+	version := plumbing.ComputeHash(plumbing.BlobObject, data).String()
+	out := PutAssetOutput{Key: key, Path: p, Size: int64(len(data)), Version: version, ContentType: AssetContentType(key),
+		URL: s.assetURL(key, t.branch), SitePath: sitePath(cfg, key), Alt: in.Alt, Created: current == "", Branch: t.branch}
+	if current != "" && !in.Overwrite {
+		return PutAssetOutput{}, errs.New(errs.AssetExists, "asset %s exists already", key).
+			With("key", key).With("version", current).
+			WithFix("choose another key, or pass overwrite: true (overwriting needs a person's approval)")
+	}
+	if current == version {
+		return out, nil // nothing changes: nothing to approve, nothing to commit
+	}
+	var g *approvalGate
+	if current != "" {
+		sum := sha256.Sum256(data)
+		g = &approvalGate{operation: OpPutAsset, approval: in.Approval,
+			input: assetBinding{Key: key, SHA256: hex.EncodeToString(sum[:]), Size: len(data), Alt: in.Alt, Branch: in.Branch}}
 		if err := s.pass(ctx, c, g); err != nil {
 			return PutAssetOutput{}, err
 		}
-		err := writeAtomically(file, data)
-		s.release(g, err)
-		return out, err
 	}
-	return out, writeAtomically(file, data)
+	message := in.Message
+	if message == "" {
+		message = "Add asset " + key
+		if current != "" {
+			message = "Replace asset " + key
+		}
+	}
+	// The base is the version this call read: an asset put meanwhile by
+	// someone else is a conflict, never silently replaced.
+	res, err := s.commit(ctx, t, []repo.Change{{Path: p, Content: data, Base: repo.Base{Present: true, Version: current}}}, message)
+	s.release(g, err)
+	if err != nil {
+		return PutAssetOutput{}, err
+	}
+	out.Commit = res.Commit
+	return out, nil
 }
 
 // assetBytes returns the asset's bytes and, for a path, the file's name.
@@ -155,6 +176,7 @@ func (s *Service) assetBytes(in PutAssetInput) ([]byte, string, error) {
 		return nil, "", errs.New(errs.InputValidationFailed, "give exactly one of path or base64").
 			WithFix("pass path (a file in the project, stdio only) or base64 (the bytes)")
 	}
+	limit := s.Project.Config.Assets.MaxSize
 	var data []byte
 	var name string
 	switch {
@@ -168,14 +190,17 @@ func (s *Service) assetBytes(in PutAssetInput) ([]byte, string, error) {
 			return nil, "", err
 		}
 		defer f.Close()
-		if info.Size() > MaxAssetSize {
-			return nil, "", tooLarge(info.Size())
+		if info.Size() > limit {
+			return nil, "", tooLarge(info.Size(), limit)
 		}
-		if data, err = io.ReadAll(io.LimitReader(f, MaxAssetSize+1)); err != nil {
+		if data, err = io.ReadAll(io.LimitReader(f, limit+1)); err != nil {
 			return nil, "", err
 		}
 		name = info.Name()
 	case in.Base64 != "":
+		if int64(len(in.Base64)) > limit/3*4+8 {
+			return nil, "", tooLarge(int64(len(in.Base64))/4*3, limit)
+		}
 		var err error
 		if data, err = decodeBase64(in.Base64); err != nil {
 			return nil, "", errs.New(errs.InputValidationFailed, "base64 does not decode: %v", err).WithFix("pass standard base64 (RFC 4648), padded or not")
@@ -183,42 +208,21 @@ func (s *Service) assetBytes(in PutAssetInput) ([]byte, string, error) {
 	default:
 		data = in.Data
 	}
-	if len(data) > MaxAssetSize {
-		return nil, "", tooLarge(int64(len(data)))
+	if int64(len(data)) > limit {
+		return nil, "", tooLarge(int64(len(data)), limit)
 	}
 	return data, name, nil
 }
 
-func tooLarge(n int64) error {
-	return errs.New(errs.InputValidationFailed, "the asset has %d bytes; at most %d are allowed", n, MaxAssetSize).
-		WithFix("store a smaller file (compress or resize it)")
+func tooLarge(n, limit int64) error {
+	return errs.New(errs.InputValidationFailed, "the asset has %d bytes; at most %d are allowed (assets.maxSize)", n, limit).
+		With("size", n).With("limit", limit).
+		WithFix("store a smaller file (compress or resize it), or raise assets.maxSize in graft.yaml (at most 100MiB)")
 }
 
-// CheckAssetKey refuses a key that is not lower-case [a-z0-9._-] segments
-// joined by / (no empty, "." or ".." segment, none starting with a dot).
-func CheckAssetKey(key string) error {
-	bad := func(why string) error {
-		return errs.New(errs.InputValidationFailed, "asset key %q %s", key, why).With("key", key).
-			WithFix("use lower-case segments of a-z, 0-9, '.', '_' and '-' joined by '/', e.g. images/cover.png")
-	}
-	if key == "" || len(key) > maxAssetKey {
-		return bad("must have 1 to 200 characters")
-	}
-	for _, seg := range strings.Split(key, "/") {
-		switch {
-		case seg == "":
-			return bad("has an empty segment")
-		case strings.HasPrefix(seg, "."):
-			return bad("has a segment starting with '.'")
-		case !assetSegment.MatchString(seg):
-			return bad("has characters other than a-z, 0-9, '.', '_', '-'")
-		}
-	}
-	return nil
-}
-
-// DefaultAssetKey is the key of a file stored without one:
-// assets/<slugified file name>, the extension kept.
+// DefaultAssetKey is the key of a file stored without one: its name
+// slugified (accents dropped, runs of other characters become '-'), the
+// extension kept, lower-cased.
 func DefaultAssetKey(name string) string {
 	ext := strings.ToLower(path.Ext(name))
 	base := strings.TrimSuffix(name, path.Ext(name))
@@ -240,10 +244,10 @@ func DefaultAssetKey(name string) string {
 	if slug == "" {
 		slug = "file"
 	}
-	if !assetSegment.MatchString(strings.TrimPrefix(ext, ".")) {
+	if repo.CheckAssetKey("x"+ext) != nil {
 		ext = ""
 	}
-	return "assets/" + slug + ext
+	return slug + ext
 }
 
 // AssetContentType is the content type of a key, from its extension.
@@ -254,56 +258,144 @@ func AssetContentType(key string) string {
 	return "application/octet-stream"
 }
 
-func versionOf(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+// sitePath is how the site links an asset.
+func sitePath(cfg *repo.Config, key string) string {
+	return strings.TrimSuffix(cfg.Assets.PublicPath, "/") + "/" + key
 }
 
-// GetAsset reads a stored asset with its content type (for GET /assets/{key}).
-func (s *Service) GetAsset(_ context.Context, key string) (Asset, error) {
-	if err := CheckAssetKey(key); err != nil {
+// assetURL is where graft serve serves an asset of branch.
+func (s *Service) assetURL(key, branch string) string {
+	u := "/assets/" + key
+	if branch != "" && branch != s.Project.Production() {
+		u += "?branch=" + url.QueryEscape(branch)
+	}
+	return u
+}
+
+// GetAssetInput names an asset to read.
+type GetAssetInput struct {
+	Key    string
+	Branch string
+}
+
+// GetAsset reads an asset of a branch's view (production by default, a
+// draft through its view) for GET /assets/{key}. A key that names no file
+// is DOCUMENT_NOT_FOUND.
+func (s *Service) GetAsset(ctx context.Context, c Caller, in GetAssetInput) (Asset, error) {
+	if err := repo.CheckAssetKey(in.Key); err != nil {
 		return Asset{}, err
 	}
-	data, err := os.ReadFile(filepath.Join(s.AssetsDir(), filepath.FromSlash(key)))
-	if errors.Is(err, fs.ErrNotExist) {
-		return Asset{}, errs.New(errs.DocumentNotFound, "no asset %s", key).With("key", key).
-			WithFix("store it first with put_asset or `graft asset put`")
+	s.importLegacyAssets(ctx)
+	branch, ref, err := s.readBranch(ctx, c, in.Branch)
+	if err != nil {
+		return Asset{}, err
+	}
+	data, version, err := s.Project.Git.ReadFile(ref, s.Project.Config.AssetPath(in.Key))
+	if errs.Is(err, errs.DocumentNotFound) {
+		if branch == s.Project.Production() {
+			if a, ok := s.legacyAsset(in.Key); ok {
+				return a, nil // not imported yet: the store it was put in still serves it
+			}
+		}
+		return Asset{}, errs.New(errs.DocumentNotFound, "no asset %s on %s", in.Key, branch).With("key", in.Key).With("branch", branch).
+			WithFix("list the assets with list_assets; an asset put on a draft is served with ?branch=<draft> until it is published")
 	}
 	if err != nil {
-		return Asset{}, assetPathError(key, err)
+		return Asset{}, err
 	}
-	return Asset{Key: key, ContentType: AssetContentType(key), Version: versionOf(data), Data: data}, nil
+	return Asset{Key: in.Key, ContentType: AssetContentType(in.Key), Version: version, Data: data}, nil
 }
 
-func assetPathError(key string, err error) error {
-	return errs.New(errs.InvalidPath, "asset %s cannot be read: %v", key, err).With("key", key).
-		WithFix("a key cannot name a folder of other assets; choose another key")
+// ListAssetsInput selects assets of a view.
+type ListAssetsInput struct {
+	Branch string `json:"branch,omitempty" jsonschema:"branch to read; default production (over MCP: your draft when it exists)"`
+	Prefix string `json:"prefix,omitempty" jsonschema:"only keys starting with this, e.g. images/"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"at most this many items (1-500, default 50)"`
+	Cursor string `json:"cursor,omitempty" jsonschema:"nextCursor of the previous page"`
 }
 
-// writeAtomically writes data to file through a temporary file renamed over
-// it, so a reader never sees half an asset.
-func writeAtomically(file string, data []byte) error {
-	if err := repo.MakeStateDir(filepath.Dir(file)); err != nil {
-		return errs.New(errs.InvalidPath, "the asset folder cannot be created: %v", err).
-			WithFix("a key cannot extend another asset's key as if it were a folder; choose another key")
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(file), ".put-*")
+// AssetItem is one asset of a listing.
+type AssetItem struct {
+	Key         string `json:"key"`
+	Path        string `json:"path"`
+	Size        int64  `json:"size"`
+	ContentType string `json:"contentType"`
+	Version     string `json:"version"`
+	URL         string `json:"url"`
+	SitePath    string `json:"sitePath"`
+}
+
+// ListAssetsOutput is one page of a view's assets.
+type ListAssetsOutput struct {
+	Branch     string      `json:"branch"`
+	Dir        string      `json:"dir"`
+	Items      []AssetItem `json:"items"`
+	Total      int         `json:"total"`
+	NextCursor string      `json:"nextCursor,omitempty"`
+}
+
+// ListAssets lists the assets of a branch's view, sorted by key: key, size,
+// content type and version. Files under assets.dir whose names are not
+// asset keys are not assets (and not listed).
+func (s *Service) ListAssets(ctx context.Context, c Caller, in ListAssetsInput) (ListAssetsOutput, error) {
+	s.importLegacyAssets(ctx)
+	branch, ref, err := s.readBranch(ctx, c, in.Branch)
 	if err != nil {
-		return err
+		return ListAssetsOutput{}, err
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
+	limit, err := pageLimit(in.Limit)
+	if err != nil {
+		return ListAssetsOutput{}, err
 	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
+	cfg := s.Project.Config
+	scope := "assets:" + in.Prefix
+	after := ""
+	if in.Cursor != "" {
+		if after, err = decodeCursor(in.Cursor, scope); err != nil {
+			return ListAssetsOutput{}, err
+		}
 	}
-	if err := tmp.Close(); err != nil {
-		return err
+	files, err := s.Project.Git.ListFiles(ref, cfg.Assets.Dir)
+	if err != nil {
+		return ListAssetsOutput{}, err
 	}
-	return os.Rename(tmp.Name(), file)
+	var keys []repo.File
+	for _, f := range files {
+		key, ok := cfg.AssetKey(f.Path)
+		if ok && !f.Symlink && strings.HasPrefix(key, in.Prefix) {
+			keys = append(keys, repo.File{Path: key, Version: f.Version})
+		}
+	}
+	out := ListAssetsOutput{Branch: branch, Dir: cfg.Assets.Dir, Items: []AssetItem{}, Total: len(keys)}
+	start := 0
+	for start < len(keys) && after != "" && keys[start].Path <= after {
+		start++
+	}
+	end := min(start+limit, len(keys))
+	for _, k := range keys[start:end] {
+		size, err := s.Project.Git.BlobSize(k.Version)
+		if err != nil {
+			return ListAssetsOutput{}, err
+		}
+		out.Items = append(out.Items, AssetItem{Key: k.Path, Path: cfg.AssetPath(k.Path), Size: size, ContentType: AssetContentType(k.Path),
+			Version: k.Version, URL: s.assetURL(k.Path, branch), SitePath: sitePath(cfg, k.Path)})
+	}
+	if end < len(keys) {
+		out.NextCursor = encodeCursor(keys[end-1].Path, scope)
+	}
+	return out, nil
+}
+
+// assetExists answers asset-field checks from the view commit of a write.
+func (s *Service) assetExists(commit string) repo.AssetChecker {
+	return func(key string) bool {
+		if commit == "" {
+			return false
+		}
+		p := s.Project.Config.AssetPath(key)
+		vs, err := s.Project.Git.Versions(commit, []string{p})
+		return err == nil && vs[p] != ""
+	}
 }
 
 // decodeBase64 accepts standard base64, padded or not.

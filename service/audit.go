@@ -23,6 +23,8 @@ const (
 	OpPublishDrafts  = "publish_drafts"
 	OpDiscardDrafts  = "discard_drafts"
 	OpPutAsset       = "put_asset"
+	OpMoveContent    = "move_content"
+	OpCreateBranch   = "create_branch"
 	OpRunFunction    = "run_function"
 	OpDecideApproval = "decide_approval"
 	OpReviseReview   = "revise_review"

@@ -76,9 +76,9 @@ func TestAuditEveryOperation(t *testing.T) {
 		add(OpDiscardDrafts, agentB, disc, "", nil)
 
 		pa := PutAssetInput{Key: "a.png", Base64: "AAAA"}
-		_, err = s.PutAsset(ctx, agentA, pa)
+		pao, err := s.PutAsset(ctx, agentA, pa)
 		must(t, err)
-		add(OpPutAsset, agentA, pa, "", nil)
+		add(OpPutAsset, agentA, pa, pao.Commit, nil) // assets are commits (DESIGN §4)
 
 		fn := RunFunctionInput{Name: "subscribe", Input: map[string]any{"email": "a@example.org"}}
 		_, err = s.RunFunction(ctx, anonymous, fn)

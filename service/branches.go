@@ -15,6 +15,10 @@ type CreateBranchInput struct {
 // CreateBranch creates a preview branch (DESIGN §5): shared, its parent
 // recorded in Git.
 func (s *Service) CreateBranch(ctx context.Context, c Caller, in CreateBranchInput) (drafts.BranchInfo, error) {
+	return audited(s, ctx, c, OpCreateBranch, in, s.createBranch)
+}
+
+func (s *Service) createBranch(ctx context.Context, c Caller, in CreateBranchInput) (drafts.BranchInfo, error) {
 	if err := c.Require(ScopeContentWrite); err != nil {
 		return drafts.BranchInfo{}, err
 	}

@@ -5,10 +5,12 @@ import (
 	"encoding/base64"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/mdx"
 	"github.com/graft-studio/graft/repo"
+	"github.com/graft-studio/graft/state"
 )
 
 // ListContentInput selects documents of one collection.
@@ -26,13 +28,26 @@ type ListItem struct {
 	Data map[string]any `json:"data,omitempty"`
 }
 
-// ListContentOutput is one page of a collection.
+// ListContentOutput is one page of a collection: its documents (items),
+// or for an authority: db collection its rows.
 type ListContentOutput struct {
+	// Branch is the branch read ("" for rows, which have no branch).
 	Branch     string     `json:"branch"`
 	Collection string     `json:"collection"`
 	Items      []ListItem `json:"items"`
-	Total      int        `json:"total"`
-	NextCursor string     `json:"nextCursor,omitempty"`
+	// Rows are the rows of an authority: db collection (items is then empty).
+	Rows       []RowItem `json:"rows,omitempty"`
+	Total      int       `json:"total"`
+	NextCursor string    `json:"nextCursor,omitempty"`
+}
+
+// RowItem is one row of an authority: db collection.
+type RowItem struct {
+	ID      string         `json:"id"`
+	Data    map[string]any `json:"data"`
+	Version int64          `json:"version"`
+	Created time.Time      `json:"created"`
+	Updated time.Time      `json:"updated"`
 }
 
 const (
@@ -45,6 +60,9 @@ func (s *Service) ListContent(ctx context.Context, c Caller, in ListContentInput
 	coll, err := s.Project.Config.Collection(in.Collection)
 	if err != nil {
 		return ListContentOutput{}, err
+	}
+	if coll.Authority == "db" {
+		return s.listRows(ctx, c, coll, in)
 	}
 	branch, ref, err := s.readBranch(ctx, c, in.Branch)
 	if err != nil {
@@ -93,6 +111,56 @@ func (s *Service) ListContent(ctx context.Context, c Caller, in ListContentInput
 	return out, nil
 }
 
+// listRows lists the rows of an authority: db collection, by id, for the
+// callers its read rule allows (graft.yaml read:, the operator by default).
+// Rows have no branch: a branch argument is ignored.
+func (s *Service) listRows(ctx context.Context, c Caller, coll *repo.Collection, in ListContentInput) (ListContentOutput, error) {
+	if err := accessAllows(coll.Read, c, "reading the rows of "+coll.Name); err != nil {
+		return ListContentOutput{}, err
+	}
+	limit, err := pageLimit(in.Limit)
+	if err != nil {
+		return ListContentOutput{}, err
+	}
+	st, err := s.Store()
+	if err != nil {
+		return ListContentOutput{}, err
+	}
+	scope := "rows:" + coll.Name
+	after := ""
+	if in.Cursor != "" {
+		if after, err = decodeCursor(in.Cursor, scope); err != nil {
+			return ListContentOutput{}, err
+		}
+	}
+	total, err := st.CountRows(ctx, coll.Name)
+	if err != nil {
+		return ListContentOutput{}, err
+	}
+	rows, err := st.ListRows(ctx, state.RowFilter{Collection: coll.Name, AfterID: after, Limit: limit + 1})
+	if err != nil {
+		return ListContentOutput{}, err
+	}
+	out := ListContentOutput{Collection: coll.Name, Items: []ListItem{}, Rows: []RowItem{}, Total: total}
+	for i, r := range rows {
+		if i == limit {
+			out.NextCursor = encodeCursor(rows[i-1].ID, scope)
+			break
+		}
+		data := r.Data
+		if len(in.Fields) > 0 {
+			data = map[string]any{}
+			for _, f := range in.Fields {
+				if v, ok := r.Data[f]; ok {
+					data[f] = v
+				}
+			}
+		}
+		out.Rows = append(out.Rows, RowItem{ID: r.ID, Data: data, Version: r.Version, Created: r.Created, Updated: r.Updated})
+	}
+	return out, nil
+}
+
 func pageLimit(n int) (int, error) {
 	switch {
 	case n == 0:
@@ -125,6 +193,10 @@ type GetContentInput struct {
 	Slug       string `json:"slug" jsonschema:"the document's slug"`
 	Branch     string `json:"branch,omitempty" jsonschema:"branch to read; default production"`
 	HTML       bool   `json:"html,omitempty" jsonschema:"also render the body to HTML"`
+	// Version reads an earlier version (DESIGN §4: history is Git's).
+	Version string `json:"version,omitempty" jsonschema:"read the document as it was at this version (a version get_history lists for it on this branch); restore it by writing it back"`
+	// ReferencedBy also lists the documents whose reference fields name it.
+	ReferencedBy bool `json:"referencedBy,omitempty" jsonschema:"also list the documents whose reference fields name this one (what delete and move would have to update)"`
 }
 
 // GetContentOutput is one document with its version and the branch it came from.
@@ -138,6 +210,11 @@ type GetContentOutput struct {
 	Data       map[string]any `json:"data"`
 	Body       string         `json:"body"`
 	HTML       string         `json:"html,omitempty"`
+	// Commit is, for a read at a version, the commit that wrote it.
+	Commit string `json:"commit,omitempty"`
+	// ReferencedBy are, when asked for, the documents of the branch whose
+	// reference fields name this one.
+	ReferencedBy []repo.Referrer `json:"referencedBy,omitzero"`
 	// Raw is the file's bytes (not part of the JSON result).
 	Raw []byte `json:"-"`
 }
@@ -155,12 +232,38 @@ func (s *Service) GetContent(ctx context.Context, c Caller, in GetContentInput) 
 	if err != nil {
 		return GetContentOutput{}, err
 	}
-	d, err := s.Project.Get(ref, in.Collection, in.Slug)
+	if coll, err := s.Project.Config.Collection(in.Collection); err != nil {
+		return GetContentOutput{}, err
+	} else if coll.Authority == "db" {
+		return GetContentOutput{}, errs.New(errs.AuthorityMismatch, "collection %s lives in the database: it has rows, not documents", coll.Name).
+			WithFix("list its rows with list_content (the collection's read rule says who may)")
+	}
+	var d *repo.Document
+	commit := ""
+	switch {
+	case in.Version == "":
+		d, err = s.Project.Get(ref, in.Collection, in.Slug)
+	case !validVersion(in.Version):
+		err = errs.New(errs.InputValidationFailed, "version %q is not a version (a 40-hex blob SHA)", in.Version).
+			WithFix("take a version from get_history or a read")
+	default:
+		if d, err = s.Project.Get(ref, in.Collection, in.Slug); err == nil && d.Version == in.Version {
+			break // the current version
+		}
+		d, commit, err = s.contentAt(branch, ref, in.Collection, in.Slug, in.Version)
+	}
 	if err != nil {
 		return GetContentOutput{}, err
 	}
 	out := GetContentOutput{Collection: d.Collection, Slug: d.Slug, Path: d.Path, Version: d.Version,
-		Branch: branch, Format: d.Format, Data: d.Data, Body: d.Body, Raw: d.Raw}
+		Branch: branch, Format: d.Format, Data: d.Data, Body: d.Body, Raw: d.Raw, Commit: commit}
+	if in.ReferencedBy {
+		refs, err := s.Project.ReferrersOf(ref, in.Collection, in.Slug)
+		if err != nil {
+			return GetContentOutput{}, err
+		}
+		out.ReferencedBy = append([]repo.Referrer{}, refs...)
+	}
 	if in.HTML {
 		coll, _ := s.Project.Config.Collection(d.Collection)
 		html, err := mdx.Render([]byte(d.Body), mdx.RenderOptions{Format: d.Format, Trusted: coll.Trusted,
@@ -211,7 +314,7 @@ func (s *Service) Check(ctx context.Context, c Caller, in CheckInput) (CheckOutp
 			continue
 		}
 		coll, _ := s.Project.Config.Collection(d.Collection)
-		if issues := coll.Validate(doc.Data, refs); len(issues) > 0 {
+		if issues := coll.ValidateWith(doc.Data, refs, s.assetExists(snap.Commit)); len(issues) > 0 {
 			e := repo.ValidationError(coll.Name, issues)
 			out.Problems = append(out.Problems, repo.Problem{Path: d.Path, Code: e.Code, Message: e.Message})
 		}

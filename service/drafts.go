@@ -17,6 +17,8 @@ type ListDraftsInput struct {
 type PublishDraftsInput struct {
 	drafts.PublishRequest
 	As string `json:"as,omitempty" jsonschema:"operator only: publish this identity's draft"`
+	// Branch names a preview to publish instead of the caller's draft.
+	Branch string `json:"branch,omitempty" jsonschema:"a preview branch to publish: always a review into production, of every path it changes when paths is empty; default your draft"`
 }
 
 // DiscardDraftsInput is discard_drafts (DESIGN §8).
@@ -72,9 +74,14 @@ func (s *Service) publishDrafts(ctx context.Context, c Caller, in PublishDraftsI
 	if err := c.Require(ScopeContentWrite); err != nil {
 		return drafts.PublishResult{}, err
 	}
-	t, err := s.target(c, "", in.As)
+	t, err := s.target(c, in.Branch, in.As)
 	if err != nil {
 		return drafts.PublishResult{}, err
+	}
+	if t.identity == "" {
+		// A preview (target: one graft created): a review into production,
+		// proposed by the caller.
+		return s.Drafts.PublishPreview(ctx, drafts.PublishAs{Identity: c.ID, Author: t.author}, t.branch, in.PublishRequest)
 	}
 	return s.Drafts.Publish(ctx, drafts.PublishAs{Identity: t.identity, Author: t.author, MayCommit: c.Has(ScopeContentPublish)}, in.PublishRequest)
 }

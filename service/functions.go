@@ -196,19 +196,36 @@ func tokenFailuresLimited(reset time.Time) *errs.Error {
 
 // allowed applies a function's access rule.
 func allowed(f *repo.Function, c Caller) error {
-	switch f.Access.Kind {
-	case "public":
+	return accessAllows(f.Access, c, "function "+f.Name)
+}
+
+// accessAllows is the one check of an access rule (a function's access, a
+// db collection's read): what names the thing guarded in messages.
+func accessAllows(rule repo.FunctionAccess, c Caller, what string) error {
+	switch rule.Kind {
+	case repo.AccessPublic:
 		return nil
-	case "scope":
-		if err := c.Require(f.Access.Scope); err != nil {
+	case repo.AccessScope:
+		if err := c.Require(rule.Scope); err != nil {
 			e, _ := errs.As(err)
-			e.Message = fmt.Sprintf("function %s requires scope %s; %s holds [%s]", f.Name, f.Access.Scope, c.display(), strings.Join(c.Scopes, ", "))
+			e.Message = fmt.Sprintf("%s requires scope %s; %s holds [%s]", what, rule.Scope, c.display(), strings.Join(c.Scopes, ", "))
 			return e
+		}
+		return nil
+	case repo.AccessOperator:
+		if !c.Operator {
+			held := c.Scopes
+			if held == nil {
+				held = []string{}
+			}
+			return errs.New(errs.Unauthorized, "%s is the operator's only; %s is not the operator", what, c.display()).
+				With("required", []string{"operator"}).With("held", held).
+				WithFix("run it as the operator (the CLI, or a local-mode server), or have graft.yaml widen the rule (read: authenticated, public or {scope: NAME})")
 		}
 		return nil
 	default: // authenticated
 		if c.Anonymous || c.ID == "" {
-			return errs.New(errs.Unauthorized, "function %s needs an authenticated caller", f.Name).
+			return errs.New(errs.Unauthorized, "%s needs an authenticated caller", what).
 				With("required", []string{"an identity"}).With("held", []string{}).
 				WithFix("call it with a token (authorization, or the Authorization header)")
 		}

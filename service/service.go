@@ -86,7 +86,7 @@ func (c Caller) Signature() repo.Signature {
 	if email == "" {
 		email = strings.NewReplacer(":", "-", " ", "-", "@", "-").Replace(c.ID) + "@graft.invalid"
 	}
-	return repo.Signature{Name: name, Email: email}
+	return repo.Signature{Name: name, Email: email, Identity: c.ID}
 }
 
 // Operator returns the identity of the person running the CLI:
@@ -131,6 +131,12 @@ type Service struct {
 	Drafts *drafts.Store
 
 	st stateDB
+
+	// legacy guards the one import of the legacy asset store (legacy.go).
+	legacy struct {
+		sync.Mutex
+		done bool
+	}
 }
 
 // Open opens the project in dir (the folder holding graft.yaml), in GitHub

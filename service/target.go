@@ -1,6 +1,8 @@
 package service
 
 import (
+	"context"
+
 	"github.com/graft-studio/graft/drafts"
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/repo"
@@ -14,6 +16,8 @@ type writeTarget struct {
 	// author signs the commits: the caller's, or for the operator acting
 	// with as, the draft's identity's.
 	author repo.Signature
+	// head is, for a preview, the head its view was built from (set by view).
+	head string
 }
 
 // target decides what a caller may write (DESIGN §10): its own draft, or a
@@ -75,13 +79,46 @@ func (s *Service) target(c Caller, branch, as string) (writeTarget, error) {
 }
 
 // view returns the ref a write to t reads as the current state: the draft's
-// view (production for a draft not created yet), or the preview itself.
-func (s *Service) view(t writeTarget) (string, error) {
+// view (production for a draft not created yet), or the preview's (its
+// parent as it is now with the preview's own changes), and records in t the
+// preview head that view was built from (see commit).
+func (s *Service) view(t *writeTarget) (string, error) {
 	if t.identity == "" {
-		return t.branch, nil
+		v, head, err := s.Drafts.PreviewView(t.branch)
+		t.head = head
+		return v, err
 	}
 	if _, ok, err := s.Project.Git.Head(t.branch); err != nil || !ok {
 		return s.Project.Production(), err
 	}
 	return s.Drafts.ViewOf(t.branch)
+}
+
+// commit commits changes whose bases were read in t's view (see view). A
+// draft checks them itself (drafts.Store.Write). A preview's commit lands on
+// its head, whose tree may lack what the view shows from the parent, so each
+// change's base becomes the path's version in the head the view was built
+// from: the write was judged on the view, and the commit's check-and-set
+// still refuses a preview that moved under it. The commit runs without the
+// caller's cancellation: a cancelled call stops before it, never inside.
+func (s *Service) commit(ctx context.Context, t writeTarget, changes []repo.Change, message string) (repo.CommitResult, error) {
+	if err := ctx.Err(); err != nil {
+		return repo.CommitResult{}, err
+	}
+	if t.identity == "" && t.head != "" {
+		paths := make([]string, len(changes))
+		for i, c := range changes {
+			paths[i] = c.Path
+		}
+		at, err := s.Project.Git.Versions(t.head, paths)
+		if err != nil {
+			return repo.CommitResult{}, err
+		}
+		for i := range changes {
+			if changes[i].Base.Present {
+				changes[i].Base = repo.Base{Present: true, Version: at[changes[i].Path]}
+			}
+		}
+	}
+	return s.Drafts.Write(context.WithoutCancel(ctx), t.branch, changes, message, t.author)
 }

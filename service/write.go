@@ -99,7 +99,7 @@ func (s *Service) changeOne(ctx context.Context, c Caller, branch string, e edit
 	if err != nil {
 		return WriteContentOutput{}, err
 	}
-	view, err := s.view(t)
+	view, err := s.view(&t)
 	if err != nil {
 		return WriteContentOutput{}, err
 	}
@@ -109,6 +109,9 @@ func (s *Service) changeOne(ctx context.Context, c Caller, branch string, e edit
 	}
 	p, err := s.prepare(snap, e, snapshotRefs(snap))
 	if err != nil {
+		return WriteContentOutput{}, err
+	}
+	if err := s.Project.CheckReferences(snap.Commit, changesOf([]prepared{p})); err != nil {
 		return WriteContentOutput{}, err
 	}
 	out := WriteContentOutput{Collection: p.coll.Name, Slug: p.slug, Path: p.path, Branch: t.branch, Created: p.current == nil, DryRun: dryRun}
@@ -134,6 +137,7 @@ const (
 	opPut    = "put"
 	opPatch  = "patch"
 	opDelete = "delete"
+	opMove   = "move"
 )
 
 // edit is one requested change to one document, before any check.
@@ -145,6 +149,7 @@ type edit struct {
 	body        *string        // put: the body (nil: none given); patch: nil keeps the body
 	set         map[string]any // patch: keys to set
 	unset       []string       // patch: keys to remove
+	to          string         // move: the new slug
 	baseVersion repo.Base      // absent: unconditional
 }
 
@@ -153,10 +158,12 @@ type edit struct {
 type prepared struct {
 	op      string
 	coll    *repo.Collection
-	slug    string
-	path    string
+	slug    string         // for a move, the new slug
+	path    string         // for a move, the new path
 	current *repo.Document // nil when the document does not exist yet
 	content []byte         // the new file; nil for a delete
+	// from is, for a move, the document's old slug (its old path is current.Path).
+	from string
 }
 
 func (p prepared) currentVersion() string {
@@ -166,10 +173,26 @@ func (p prepared) currentVersion() string {
 	return p.current.Version
 }
 
-// change is the commit change of p, based on the version it was prepared on.
-func (p prepared) change() repo.Change {
-	return repo.Change{Path: p.path, Content: p.content, Delete: p.op == opDelete,
-		Base: repo.Base{Present: true, Version: p.currentVersion()}}
+// changes are the commit changes of p, based on the version it was
+// prepared on: for a move, the old path's deletion and the new path, which
+// must not exist yet.
+func (p prepared) changes() []repo.Change {
+	if p.op == opMove {
+		return []repo.Change{
+			{Path: p.current.Path, Delete: true, Base: repo.Base{Present: true, Version: p.current.Version}},
+			{Path: p.path, Content: p.content, Base: repo.MustNotExist},
+		}
+	}
+	return []repo.Change{{Path: p.path, Content: p.content, Delete: p.op == opDelete,
+		Base: repo.Base{Present: true, Version: p.currentVersion()}}}
+}
+
+// paths are the files p changes.
+func (p prepared) paths() []string {
+	if p.op == opMove {
+		return []string{p.current.Path, p.path}
+	}
+	return []string{p.path}
 }
 
 func (p prepared) diff() string {
@@ -177,12 +200,17 @@ func (p prepared) diff() string {
 	if p.current != nil {
 		old = p.current.Raw
 	}
+	if p.op == opMove {
+		return unifiedDiff(p.current.Path, old, nil) + unifiedDiff(p.path, nil, p.content)
+	}
 	return unifiedDiff(p.path, old, p.content)
 }
 
 func (p prepared) defaultMessage() string {
 	verb := "Update"
 	switch {
+	case p.op == opMove:
+		return "Move " + p.coll.Name + "/" + p.from + " to " + p.coll.Name + "/" + p.slug
 	case p.op == opDelete:
 		verb = "Delete"
 	case p.current == nil:
@@ -250,8 +278,11 @@ func (s *Service) prepare(snap treeView, e edit, refs func(collection, slug stri
 			With("collection", coll.Name).With("slug", e.slug).
 			WithFix("check the slug with list_content; to create a document use write_content")
 	}
-	if e.op == opDelete {
+	switch e.op {
+	case opDelete:
 		return p, nil
+	case opMove:
+		return s.prepareMove(snap, p, e.to)
 	}
 	data := e.data
 	if e.op == opPatch {
@@ -260,7 +291,7 @@ func (s *Service) prepare(snap treeView, e edit, refs func(collection, slug stri
 	if data == nil {
 		data = map[string]any{}
 	}
-	if issues := coll.Validate(data, refs); len(issues) > 0 {
+	if issues := coll.ValidateWith(data, refs, s.assetExists(snap.Commit)); len(issues) > 0 {
 		return prepared{}, repo.ValidationError(coll.Name, issues)
 	}
 	var body []byte
@@ -325,14 +356,62 @@ func snapName(snap treeView) string {
 // Graft-Base trailer per path (DESIGN §8). The commit itself runs without
 // the caller's cancellation: a cancelled call stops before it, never inside.
 func (s *Service) commitPrepared(ctx context.Context, c Caller, t writeTarget, ps []prepared, message string) (repo.CommitResult, error) {
+	return s.commit(ctx, t, changesOf(ps), message)
+}
+
+// changesOf returns the commit changes of prepared edits.
+func changesOf(ps []prepared) []repo.Change {
 	changes := make([]repo.Change, 0, len(ps))
 	for _, p := range ps {
-		changes = append(changes, p.change())
+		changes = append(changes, p.changes()...)
 	}
-	if err := ctx.Err(); err != nil {
-		return repo.CommitResult{}, err
+	return changes
+}
+
+// prepareMove prepares the move of the existing document p.current to slug
+// to in the same collection: the file keeps its shape (repo.MovedPath) and
+// its bytes, but for a frontmatter slug, which is set to the new last
+// segment. Referrers are not touched here (move_content adds their patches;
+// the reference rule refuses a move that leaves them broken).
+func (s *Service) prepareMove(snap treeView, p prepared, to string) (prepared, error) {
+	coll := p.coll
+	if err := checkSlugArgument(to, nil); err != nil {
+		return prepared{}, err
 	}
-	return s.Drafts.Write(context.WithoutCancel(ctx), t.branch, changes, message, t.author)
+	if to == p.slug {
+		return prepared{}, errs.New(errs.InputValidationFailed, "%s/%s is already at that slug", coll.Name, to).
+			WithFix("pass another slug as to")
+	}
+	if other, ok := snap.Lookup(coll.Name, to); ok {
+		return prepared{}, errs.New(errs.SlugNotUnique, "%s/%s exists already (%s)", coll.Name, to, other.Path).
+			With("slug", to).With("path", other.Path).WithFix("choose another slug, or move or delete that document first")
+	}
+	if twins := snap.Ambiguous(coll.Name, to); twins != nil {
+		return prepared{}, errs.New(errs.SlugNotUnique, "%s/%s is given by %d files: %s", coll.Name, to, len(twins), strings.Join(twins, ", ")).
+			With("paths", twins).WithFix("choose another slug")
+	}
+	rel := strings.TrimPrefix(p.current.Path, coll.Path+"/")
+	newRel, fmSlug := repo.MovedPath(rel, p.current.Data, to)
+	content := p.current.Raw
+	data := p.current.Data
+	if fmSlug != "" && data[repo.FrontmatterSlugKey] != fmSlug {
+		set := map[string]any{repo.FrontmatterSlugKey: fmSlug}
+		var err error
+		if content, err = p.current.Parsed.Patch(set, nil, nil); err != nil {
+			return prepared{}, err
+		}
+		data = patched(data, set, nil)
+	}
+	newPath := path.Join(coll.Path, newRel)
+	if other, ok := snap.AtPath(newPath); ok {
+		return prepared{}, errs.New(errs.SlugNotUnique, "path %s already holds %s/%s", newPath, other.Collection, other.Slug).
+			With("path", newPath).WithFix("choose another slug")
+	}
+	if err := checkWrittenSlug(s.Project.Config, coll, newPath, to, data); err != nil {
+		return prepared{}, err
+	}
+	p.op, p.from, p.slug, p.path, p.content = opMove, p.slug, to, newPath, content
+	return p, nil
 }
 
 // conflict is the CONTENT_CONFLICT of a baseVersion that current (""

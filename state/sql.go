@@ -495,6 +495,12 @@ func (s *sqlStore) Row(ctx context.Context, collection, id string) (Row, error) 
 	return scanRow(s.queryRow(ctx, `SELECT `+rowColumns+` FROM db_rows WHERE collection = ? AND id = ?`, collection, id))
 }
 
+func (s *sqlStore) CountRows(ctx context.Context, collection string) (int, error) {
+	var n int
+	err := s.queryRow(ctx, `SELECT count(*) FROM db_rows WHERE collection = ?`, collection).Scan(&n)
+	return n, err
+}
+
 func (s *sqlStore) ListRows(ctx context.Context, f RowFilter) ([]Row, error) {
 	rows, err := s.query(ctx, `SELECT `+rowColumns+` FROM db_rows WHERE collection = ? AND id > ? ORDER BY id LIMIT ?`,
 		f.Collection, f.AfterID, limitOr(f.Limit, 100))

@@ -279,6 +279,8 @@ type Rows interface {
 	Row(ctx context.Context, collection, id string) (Row, error)
 	// ListRows returns rows ordered by id.
 	ListRows(ctx context.Context, f RowFilter) ([]Row, error)
+	// CountRows returns how many rows a collection holds.
+	CountRows(ctx context.Context, collection string) (int, error)
 }
 
 // HashToken is how a token secret is stored and looked up: hex SHA-256.

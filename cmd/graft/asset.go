@@ -13,7 +13,7 @@ import (
 func (a *app) assetCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "asset",
-		Short: "Store images and files in the project's asset store (.graft/assets)",
+		Short: "Store images and files as assets: files in Git under assets.dir, committed to your draft",
 		Args:  args(cobra.NoArgs),
 	}
 	cmd.AddCommand(a.assetPutCommand())
@@ -24,10 +24,12 @@ func (a *app) assetPutCommand() *cobra.Command {
 	var in service.PutAssetInput
 	cmd := &cobra.Command{
 		Use:   "put FILE [KEY]",
-		Short: "Store FILE under KEY (default assets/<file name>)",
-		Long: `Store FILE in the asset store under KEY: lower-case segments of a-z, 0-9, '.',
-'_' and '-' joined by '/'. Without KEY the key is assets/<slugified file name>.
-An existing key is refused (ASSET_EXISTS) unless --overwrite is given.`,
+		Short: "Commit FILE to your draft as the asset KEY (default: the file's name)",
+		Long: `Commit FILE to your draft as the asset KEY, the file assets.dir/KEY (graft.yaml's
+assets.dir, default assets): lower-case segments of a-z, 0-9, '.', '_' and '-'
+joined by '/'. Without KEY the key is the slugified file name. An existing key
+is refused (ASSET_EXISTS) unless --overwrite is given. Publish it with
+graft drafts publish, or together with a document that names it.`,
 		Args: args(cobra.RangeArgs(1, 2)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			data, err := os.ReadFile(argv[0])
@@ -58,7 +60,7 @@ An existing key is refused (ASSET_EXISTS) unless --overwrite is given.`,
 			if !out.Created {
 				verb = "replaced"
 			}
-			fmt.Fprintf(a.stdout, "%s %s (%d bytes, %s)\n", verb, out.Key, out.Size, out.ContentType)
+			fmt.Fprintf(a.stdout, "%s %s (%d bytes, %s) as %s on %s\n", verb, out.Key, out.Size, out.ContentType, out.Path, out.Branch)
 			return nil
 		},
 	}

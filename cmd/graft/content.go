@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -27,7 +28,7 @@ func (a *app) contentListCommand() *cobra.Command {
 	var in service.ListContentInput
 	cmd := &cobra.Command{
 		Use:   "list COLLECTION",
-		Short: "List a collection's documents on a branch",
+		Short: "List a collection's documents on a branch (a database collection's rows)",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			s, caller, err := a.open()
@@ -43,13 +44,23 @@ func (a *app) contentListCommand() *cobra.Command {
 				return a.printJSON(out)
 			}
 			w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "SLUG\tPATH\tVERSION")
-			for _, it := range out.Items {
-				fmt.Fprintf(w, "%s\t%s\t%s\n", it.Slug, it.Path, short(it.Version))
+			shown := len(out.Items)
+			if out.Rows != nil { // an authority: db collection: its rows
+				shown = len(out.Rows)
+				fmt.Fprintln(w, "ID\tVERSION\tDATA")
+				for _, r := range out.Rows {
+					data, _ := json.Marshal(r.Data)
+					fmt.Fprintf(w, "%s\t%d\t%s\n", r.ID, r.Version, data)
+				}
+			} else {
+				fmt.Fprintln(w, "SLUG\tPATH\tVERSION")
+				for _, it := range out.Items {
+					fmt.Fprintf(w, "%s\t%s\t%s\n", it.Slug, it.Path, short(it.Version))
+				}
 			}
 			w.Flush()
 			if out.NextCursor != "" {
-				fmt.Fprintf(a.stderr, "%d of %d shown; next page: --cursor %s\n", len(out.Items), out.Total, out.NextCursor)
+				fmt.Fprintf(a.stderr, "%d of %d shown; next page: --cursor %s\n", shown, out.Total, out.NextCursor)
 			}
 			return nil
 		},

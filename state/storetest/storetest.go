@@ -546,6 +546,12 @@ func rows(t *testing.T, s state.Store) {
 	if len(rest) != 2 || rest[1].ID != "z2" {
 		t.Errorf("list rest: %+v", rest)
 	}
+	if n, err := s.CountRows(ctx, "subscribers"); err != nil || n != 4 {
+		t.Errorf("count: %d %v", n, err)
+	}
+	if n, err := s.CountRows(ctx, "nobody"); err != nil || n != 0 {
+		t.Errorf("count of an empty collection: %d %v", n, err)
+	}
 	d, err := s.DeleteRow(ctx, "subscribers", r.ID)
 	if err != nil || d.ID != r.ID || d.Data["email"] != "b@example.org" {
 		t.Fatalf("delete: %+v %v", d, err)
