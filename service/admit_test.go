@@ -193,3 +193,28 @@ func TestPublishJudgesPushedDocumentsOnGitHub(t *testing.T) {
 		t.Fatal("a refused publish or merge moved production on GitHub")
 	}
 }
+
+// TestPublishAdmitsPushedAssetsBySize: an asset pushed onto a draft with
+// plain git is held to assets.maxSize when published, as put_asset holds
+// its bytes; one within the bound publishes.
+func TestPublishAdmitsPushedAssetsBySize(t *testing.T) {
+	s := openSample(t)
+	s.Project.Config.Assets.MaxSize = 16
+	dir := s.Project.Git.Path()
+	publisher := Caller{ID: "agent:publisher", Scopes: []string{ScopeContentWrite, ScopeContentPublish}}
+	in := note("Real", "real\n")
+	in.Slug = "real"
+	write(t, s, publisher, in)
+	big, small := s.Project.Config.AssetPath("big.bin"), s.Project.Config.AssetPath("small.bin")
+	pushOnto(t, dir, drafts.Branch(publisher.ID), map[string]string{big: strings.Repeat("x", 17), small: "tiny"},
+		"Graft-Parent: main\nGraft-Base: content/notes/real.md none\nGraft-Base: "+big+" none\nGraft-Base: "+small+" none\n")
+	main := gitRun(t, dir, "rev-parse", "main")
+	_, err := publishPaths(s, publisher, big)
+	wantRefusedDocument(t, err, big, errs.InputValidationFailed)
+	if gitRun(t, dir, "rev-parse", "main") != main {
+		t.Fatal("the refused publish moved production")
+	}
+	if res, err := publishPaths(s, publisher, small); err != nil || res.Commit == nil {
+		t.Fatalf("an asset within the bound: %+v %v", res, err)
+	}
+}
