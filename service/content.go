@@ -164,7 +164,7 @@ func (s *Service) GetContent(ctx context.Context, c Caller, in GetContentInput) 
 	if in.HTML {
 		coll, _ := s.Project.Config.Collection(d.Collection)
 		html, err := mdx.Render([]byte(d.Body), mdx.RenderOptions{Format: d.Format, Trusted: coll.Trusted,
-			LineOffset: linesBefore(d.Raw, []byte(d.Body))})
+			LineOffset: linesBefore(d.Raw, []byte(d.Body)), Imports: s.Project.Config.MDXImports})
 		if err != nil {
 			return GetContentOutput{}, err
 		}
@@ -224,17 +224,26 @@ func (s *Service) Check(ctx context.Context, c Caller, in CheckInput) (CheckOutp
 }
 
 // bodyProblem runs the MDX safety gate on a stored document, unless
-// graft.yaml says mdx: full (which skips the gate at compile and check only).
+// graft.yaml says mdx: full (which skips the gate at check). Its findings
+// name file and body lines.
 func (s *Service) bodyProblem(doc *repo.Document) *repo.Problem {
 	if s.Project.Config.MDX == "full" {
 		return nil
 	}
-	opt := mdx.Options{Format: doc.Format, LineOffset: linesBefore(doc.Raw, []byte(doc.Body))}
+	opt := gateOptions(s.Project.Config, doc.Path)
+	opt.InFile, opt.LineOffset = true, linesBefore(doc.Raw, []byte(doc.Body))
 	if err := mdx.Gate([]byte(doc.Body), opt); err != nil {
 		e, _ := errs.As(err)
 		return &repo.Problem{Path: doc.Path, Code: e.Code, Message: e.Message}
 	}
 	return nil
+}
+
+// gateOptions are the MDX gate's options for a document at path (DESIGN
+// §7): its format and the project's import allow-list. Every gate of a
+// document starts from them.
+func gateOptions(cfg *repo.Config, path string) mdx.Options {
+	return mdx.Options{Format: repo.FormatOf(path), Imports: cfg.MDXImports}
 }
 
 func sortProblems(ps []repo.Problem) {

@@ -62,8 +62,10 @@ func (t gitTree) MergeBase(a, b string) (string, error) { return t.r.MergeBase(a
 
 // docMapper turns a file of the content tree into an index document with the
 // same rules as Scan and Check: collection by folder, slug rule, frontmatter
-// syntax, schema (references are checked by `graft check`, which sees the
-// whole branch) and, unless mdx: full, the MDX gate.
+// syntax and schema (references are checked by `graft check`, which sees the
+// whole branch). The MDX gate is not among them: a page that fails it is
+// indexed all the same (DESIGN §7: pages that predate graft stay listed and
+// searchable), `graft check` reports it, and it is never served rendered.
 type docMapper struct{ p *repo.Project }
 
 func (m docMapper) Root() string { return m.p.Config.Content }
@@ -95,12 +97,7 @@ func (m docMapper) Map(path string, blob []byte) (*index.Document, *index.Proble
 	if issues := coll.Validate(parsed.Data, nil); len(issues) > 0 {
 		return problem(repo.ValidationError(coll.Name, issues))
 	}
-	opt := mdx.Options{Format: repo.FormatOf(path), LineOffset: linesBefore(blob, parsed.Body),
-		Ungated: m.p.Config.MDX == "full"}
-	text, err := mdx.GateText(parsed.Body, opt)
-	if err != nil {
-		return problem(err)
-	}
+	text, _ := mdx.GateText(parsed.Body, mdx.Options{Format: repo.FormatOf(path), Ungated: true})
 	return &index.Document{Collection: coll.Name, Slug: slug, Path: path, Language: coll.Language,
 		Data: parsed.Data, Text: text}, nil, true
 }

@@ -270,7 +270,11 @@ func (s *Service) prepare(snap treeView, e edit, refs func(collection, slug stri
 		return prepared{}, err
 	}
 	if p.current == nil || p.current.Body != string(written.Body) {
-		if err := gateBody(p.path, p.content, written); err != nil {
+		var before []byte
+		if p.current != nil {
+			before = []byte(p.current.Body)
+		}
+		if err := mdx.GateWrite(before, written.Body, gateOptions(s.Project.Config, p.path)); err != nil {
 			return prepared{}, err
 		}
 	}
@@ -367,13 +371,6 @@ func checkWrittenSlug(cfg *repo.Config, coll *repo.Collection, p, slug string, d
 			WithFix("choose a slug whose last segment is not index, or drop data.slug")
 	}
 	return nil
-}
-
-// gateBody runs the MDX safety gate (DESIGN §7) on the body of a document
-// about to be written at path p, with line numbers counted in the whole file.
-// Writes are always checked, whatever graft.yaml's mdx setting says.
-func gateBody(p string, content []byte, doc *repo.Parsed) error {
-	return mdx.Gate(doc.Body, mdx.Options{Format: repo.FormatOf(p), LineOffset: linesBefore(content, doc.Body)})
 }
 
 // linesBefore counts the file lines that precede body, the tail of raw.
