@@ -287,6 +287,20 @@ var cfgLanguages = []string{
 	"pt", "ro", "ru", "sv", "tr", "zh",
 }
 
+// SearchLanguage returns the collection language graft.yaml accepts for a
+// language code such as a site's folder name ("en", "zh-cn" → "zh",
+// "pt-BR" → "pt"), or "" when the index has no analyzer for it.
+func SearchLanguage(code string) string {
+	base := strings.ToLower(code)
+	if i := strings.IndexAny(base, "-_"); i > 0 {
+		base = base[:i]
+	}
+	if slices.Contains(cfgLanguages, base) {
+		return base
+	}
+	return ""
+}
+
 // cfgParser turns the YAML node tree of graft.yaml into a Config.
 type cfgParser struct {
 	file string

@@ -173,9 +173,12 @@ func (s *Service) GetContent(ctx context.Context, c Caller, in GetContentInput) 
 	return out, nil
 }
 
-// CheckInput names the branch to check.
+// CheckInput names the branch to check, or the worktree.
 type CheckInput struct {
-	Branch string `json:"branch,omitempty"`
+	Branch string `json:"branch,omitempty" jsonschema:"the branch to check; default production"`
+	// Worktree checks the files on disk (graft check --worktree, for a
+	// pre-commit hook) instead of a branch's commit.
+	Worktree bool `json:"worktree,omitempty" jsonschema:"check the files in the project's folder, committed or not, instead of a branch"`
 }
 
 // CheckOutput is DESIGN §6's check result.
@@ -185,6 +188,17 @@ type CheckOutput struct {
 	Documents int            `json:"documents"`
 	Problems  []repo.Problem `json:"problems"`
 	Unmapped  []string       `json:"unmapped"`
+	// Worktree is true when the files on disk were checked: Branch's tree
+	// with the content root as it is on disk, and Commit is that view (a
+	// commit no ref points at).
+	Worktree bool `json:"worktree,omitempty"`
+	// Untracked counts the files under the content root that Git does not
+	// track: a check of a branch does not see them.
+	Untracked int `json:"untracked,omitempty"`
+	// Uncommitted counts the tracked files under the content root that
+	// differ from the commit checked (a check of a branch does not see
+	// their changes).
+	Uncommitted int `json:"uncommitted,omitempty"`
 }
 
 // Check validates every document of a branch: paths and slugs, frontmatter
@@ -194,12 +208,27 @@ func (s *Service) Check(ctx context.Context, c Caller, in CheckInput) (CheckOutp
 	if err != nil {
 		return CheckOutput{}, err
 	}
+	content := s.Project.Config.Content
+	if in.Worktree {
+		if !c.Operator {
+			return CheckOutput{}, errs.New(errs.Unauthorized, "only the operator checks the project's folder").
+				WithFix("check a branch (leave worktree out)")
+		}
+		if ref, err = s.Project.Git.WorktreeView(ref, content); err != nil {
+			return CheckOutput{}, err
+		}
+	}
 	snap, err := s.Project.Scan(ref)
 	if err != nil {
 		return CheckOutput{}, err
 	}
 	out := CheckOutput{Branch: branch, Commit: snap.Commit, Documents: len(snap.Documents),
-		Problems: append([]repo.Problem{}, snap.Problems...), Unmapped: snap.Unmapped}
+		Problems: append([]repo.Problem{}, snap.Problems...), Unmapped: snap.Unmapped, Worktree: in.Worktree}
+	if !in.Worktree && c.Operator {
+		// What a check of the commit does not see, said so a person is not
+		// misled by a clean check of files they have not committed.
+		out.Untracked, out.Uncommitted, _ = s.Project.Git.WorktreeStatus(ref, content)
+	}
 	refs := func(collection, slug string) bool { _, ok := snap.Lookup(collection, slug); return ok }
 	for _, d := range snap.Documents {
 		if err := ctx.Err(); err != nil {
