@@ -187,10 +187,10 @@ func (s *Service) Chain(branch string) ([]string, error) {
 
 // CompileInput selects what to compile.
 type CompileInput struct {
-	Branch string `json:"branch,omitempty"`
-	All    bool   `json:"all,omitempty"`
-	Strict bool   `json:"strict,omitempty"`
-	Full   bool   `json:"full,omitempty"`
+	Branch string `json:"branch,omitempty" jsonschema:"the branch to compile; default production"`
+	All    bool   `json:"all,omitempty" jsonschema:"compile every branch (the operator's)"`
+	Strict bool   `json:"strict,omitempty" jsonschema:"fail when any document has a problem (after indexing the valid ones)"`
+	Full   bool   `json:"full,omitempty" jsonschema:"rebuild beside the old index and swap it in (the operator's)"`
 	// Progress, when set, is called during full builds.
 	Progress func(branch string, done, total int) `json:"-"`
 }
@@ -204,6 +204,10 @@ type CompileOutput struct {
 // tree diff, or fully (beside the old index, swapped in). With Strict, any
 // problem fails the compile (after indexing what is valid).
 func (s *Service) Compile(ctx context.Context, c Caller, in CompileInput) (CompileOutput, error) {
+	if (in.Full || in.All) && !c.Operator {
+		return CompileOutput{}, errs.New(errs.Unauthorized, "a full rebuild and a compile of every branch are the operator's").
+			WithFix("compile one branch incrementally (leave full and all out)")
+	}
 	branches := []string{s.Project.BranchOrProduction(in.Branch)}
 	if in.All {
 		all, err := s.Project.Git.Branches()

@@ -30,12 +30,13 @@ func (a *app) contentListCommand() *cobra.Command {
 		Short: "List a collection's documents on a branch",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			s, caller, err := a.open()
-			if err != nil {
+			in.Collection, in.Branch = argv[0], a.production(in.Branch)
+			var out service.ListContentOutput
+			err := a.viaOwner(cmd.Context(), "list_content", in, &out, func(s *service.Service, c service.Caller) error {
+				var err error
+				out, err = s.ListContent(cmd.Context(), c, in)
 				return err
-			}
-			in.Collection = argv[0]
-			out, err := s.ListContent(cmd.Context(), caller, in)
+			})
 			if err != nil {
 				return err
 			}
