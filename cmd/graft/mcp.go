@@ -79,7 +79,7 @@ func (a *app) mcpDir() string {
 
 func (a *app) mcpOptions(f mcpFlags, logger *slog.Logger) mcp.Options {
 	return mcp.Options{Dir: a.mcpDir(), Branch: f.branch, ElicitApprovals: f.elicit, LocalFiles: true,
-		Identity: a.stdioIdentity(), Logger: logger, Version: version}
+		Identity: a.stdioIdentity(), Logger: logger, Version: graftVersion()}
 }
 
 // stdioIdentity is agent:graft-cli (GRAFT_DEV_SCOPES), or the identity of
@@ -109,7 +109,7 @@ func (a *app) inMemory(ctx context.Context, f mcpFlags) (*sdk.ClientSession, err
 			if err != nil {
 				return nil, err
 			}
-			return conn.MCP(ctx, caller, version)
+			return conn.MCP(ctx, caller, graftVersion())
 		}
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -118,7 +118,7 @@ func (a *app) inMemory(ctx context.Context, f mcpFlags) (*sdk.ClientSession, err
 	if _, err := s.Connect(ctx, st); err != nil {
 		return nil, err
 	}
-	c := sdk.NewClient(&sdk.Implementation{Name: "graft-cli", Version: version}, nil)
+	c := sdk.NewClient(&sdk.Implementation{Name: "graft-cli", Version: graftVersion()}, nil)
 	return c.Connect(ctx, ct, nil)
 }
 
