@@ -100,7 +100,7 @@ func findingsError(found []Finding, lead string) *errs.Error {
 		msg += fmt.Sprintf(", …and %d more", rest)
 	}
 	return errs.New(errs.InputValidationFailed, "%s", msg).
-		WithFix("Remove each construct listed in details.found, or show it as code: put it in a fenced code block (```) or an inline code span (`…`). In .mdx, escape a literal brace as \\{ and write links as [text](url); import only components of the sources graft.yaml's mdx.imports lists.").
+		WithFix("Remove the constructs in details.found, or show them as code: put it in a fenced code block (```) or an inline code span (`…`). In .mdx, escape a literal brace as \\{ and write links as [text](url); import only components of the sources graft.yaml's mdx.imports lists.").
 		With("found", append([]Finding(nil), found[:min(len(found), maxDetails)]...)).
 		With("total", len(found))
 }

@@ -90,7 +90,7 @@ func Render(body []byte, opt RenderOptions) ([]byte, error) {
 	if err := Gate(body, Options{Format: opt.Format, InFile: true, LineOffset: opt.LineOffset, Imports: opt.Imports}); err != nil {
 		e, _ := errs.As(err)
 		out := errs.New(errs.DocumentInvalid, "the body fails the MDX safety gate, so it is not rendered: %s", e.Message).
-			WithFix("Read the file as it is (format=md), or fix the body (graft check lists every finding) and write it back.")
+			WithFix("Read the file as it is (format=md), or fix the body (check_content lists every finding) and write it back.")
 		for k, v := range e.Details {
 			out.With(k, v)
 		}

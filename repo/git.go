@@ -319,7 +319,7 @@ func (r *Repo) Resolve(ref string) (string, error) {
 
 func gitBranchNotFound(name string) *errs.Error {
 	return errs.New(errs.BranchNotFound, "branch %q does not exist", name).With("branch", name).
-		WithFix("List the branches (`graft branch list`) and use one of them.")
+		WithFix("list_branches lists the branches; use one of them.")
 }
 
 // gitRootTree returns the root tree of ref. The HEAD branch before its first

@@ -267,7 +267,7 @@ func (s *Service) GetAsset(_ context.Context, key string) (Asset, error) {
 	data, err := os.ReadFile(filepath.Join(s.AssetsDir(), filepath.FromSlash(key)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return Asset{}, errs.New(errs.DocumentNotFound, "no asset %s", key).With("key", key).
-			WithFix("store it first with put_asset or `graft asset put`")
+			WithFix("store it first with put_asset")
 	}
 	if err != nil {
 		return Asset{}, assetPathError(key, err)

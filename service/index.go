@@ -310,7 +310,7 @@ func strictError(problems []index.Problem) error {
 	}
 	return errs.New(errs.InputValidationFailed, "compile --strict: %s", msg).
 		With("problems", problems).
-		WithFix("fix the documents listed (graft check shows every problem), or compile without --strict")
+		WithFix("fix the documents listed (check_content shows every problem), or compile without strict")
 }
 
 // Compilation is one recorded compile (list_compilations).

@@ -321,9 +321,9 @@ func (s *Service) commitPrepared(ctx context.Context, c Caller, t writeTarget, p
 // when the document does not exist) does not satisfy.
 func conflict(collection, slug string, base repo.Base, current string) error {
 	if base == repo.MustNotExist {
-		return errs.New(errs.ContentConflict, "%s/%s exists already; baseVersion null means it must not exist yet", collection, slug).
+		return errs.New(errs.ContentConflict, "%s/%s already exists (version %s)", collection, slug, current[:min(10, len(current))]).
 			With("currentVersion", current).
-			WithFix("read the document and pass its version as baseVersion to replace it, or choose another slug")
+			WithFix("to replace it, read it with get_content and pass its version as baseVersion; or choose another slug")
 	}
 	var cur any = current
 	if current == "" {
@@ -331,7 +331,7 @@ func conflict(collection, slug string, base repo.Base, current string) error {
 	}
 	return errs.New(errs.ContentConflict, "%s/%s changed since the version you read", collection, slug).
 		With("currentVersion", cur).
-		WithFix("read the document again, apply your change to it and retry with its version as baseVersion")
+		WithFix("read it again with get_content, apply your change to it and retry with its version as baseVersion")
 }
 
 // checkSlugArgument checks the slug argument and that data.slug agrees with

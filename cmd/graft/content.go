@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -130,6 +131,13 @@ the MDX safety gate, then committed to your draft branch (or --branch, a preview
 				return err
 			}
 			in.Collection, in.Slug = argv[0], argv[1]
+			name := file
+			if name == "-" {
+				name = "<stdin>"
+			}
+			if len(parsed.Body) <= len(raw) {
+				a.body = &bodyFile{name: name, offset: bytes.Count(raw[:len(raw)-len(parsed.Body)], []byte("\n"))}
+			}
 			body := string(parsed.Body)
 			in.Data, in.Body = parsed.Data, &body
 			switch {

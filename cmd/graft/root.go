@@ -35,9 +35,11 @@ func (u usageError) Unwrap() error { return u.err }
 type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	dir            string // --dir
-	jsonOut        bool   // --json of the command being run
-	failed         string // the command line of the command that ran ("graft content write")
+	dir            string    // --dir
+	jsonOut        bool      // --json of the command being run
+	failed         string    // the command line of the command that ran ("graft content write")
+	body           *bodyFile // the file a write's body came from, for the lines of its errors
+	toolSurface    bool      // graft mcp call: errors stay in the tools' words
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -74,10 +76,16 @@ func (a *app) report(err error) int {
 	if !ok {
 		e = errs.New(errs.Internal, "%v", err)
 	}
+	if e.Fix != "" && !a.toolSurface {
+		cli := *e
+		cli.Fix = forCLI(e.Fix, a.jsonOut)
+		e = &cli
+	}
 	if a.jsonOut {
 		a.stdout.Write(append(e.JSON(), '\n'))
 	} else {
 		fmt.Fprintf(a.stderr, "%s: %s\n", e.Code, e.Message)
+		printDetails(a.stderr, e, a.body)
 		if e.Fix != "" {
 			fmt.Fprintf(a.stderr, "fix: %s\n", e.Fix)
 		}
