@@ -291,6 +291,47 @@ func TestInitIsAtomic(t *testing.T) {
 	}
 }
 
+// TestInitInSparseCheckout: in a sparse checkout whose patterns leave the
+// root's files out (git sparse-checkout set --no-cone content), init commits
+// graft.yaml and .gitignore all the same (git add refused them: COMMIT_FAILED
+// with git's advice), and the project opens.
+func TestInitInSparseCheckout(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	// A repository as git makes it (go-git's has no repositoryformatversion,
+	// under which git ignores the worktreeConfig extension and the sparse
+	// checkout with it).
+	dir := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(dir, "content", "docs"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "content", "docs", "a.md"), []byte("---\ntitle: A\n---\n\nText.\n"), 0o644))
+	fixtures.Git(t, dir, "init", "-q")
+	fixtures.Git(t, dir, "add", "-A")
+	fixtures.Git(t, dir, "commit", "-q", "-m", "site")
+	if out, err := exec.Command("git", "-C", dir, "sparse-checkout", "set", "--no-cone", "content").CombinedOutput(); err != nil {
+		t.Skipf("git sparse-checkout: %v\n%s", err, out)
+	}
+	out, err := Init(InitInput{Dir: dir, From: "content"}, operator)
+	if err != nil {
+		t.Fatalf("init in a sparse checkout: %v", err)
+	}
+	if out.Git != "git" {
+		t.Errorf("committed through %q, want the git CLI", out.Git)
+	}
+	tracked, _ := exec.Command("git", "-C", dir, "ls-files", "--sparse", "graft.yaml", ".gitignore").Output()
+	if got := strings.Fields(string(tracked)); !slices.Equal(got, []string{".gitignore", "graft.yaml"}) {
+		t.Errorf("committed %q, want .gitignore and graft.yaml", got)
+	}
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	defer s.Close()
+	if check, err := s.Check(context.Background(), operator, CheckInput{}); err != nil || check.Documents != 1 {
+		t.Errorf("check: %+v %v", check, err)
+	}
+}
+
 // TestInitUndoesANewRepository: in a plain folder, a failure after init
 // created the repository takes it back with every file init wrote, and
 // puts back a file it changed.

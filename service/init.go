@@ -378,7 +378,14 @@ func gitCLICommit(dir string, paths []string, msg string, sig repo.Signature) (s
 		}
 		return strings.TrimSpace(string(out)), nil
 	}
-	if _, err := run(append([]string{"add", "--"}, paths...)...); err != nil {
+	add := []string{"add"}
+	if sparse, _ := run("config", "--type=bool", "--default=false", "core.sparseCheckout"); sparse == "true" {
+		// graft.yaml and .gitignore sit at the root, which a sparse
+		// checkout's patterns may leave out: they are the project's files
+		// all the same (git add refuses them without --sparse).
+		add = append(add, "--sparse")
+	}
+	if _, err := run(append(append(add, "--"), paths...)...); err != nil {
 		return "", err
 	}
 	if _, err := run(append([]string{"commit", "--no-verify", "--quiet", "-m", msg, "--"}, paths...)...); err != nil {
