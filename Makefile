@@ -12,12 +12,23 @@ FUZZTIME_LONG ?= 5m
 # Packages whose state is shared between goroutines: their tests also run under -race.
 RACE_PKGS := ./repo/ ./index/ ./service/ ./drafts/... ./auth/ ./client/ ./state/ ./crash/
 
-.PHONY: all build run test test-postgres vet fuzz bench clean
+# The version graft reports (graft version): the checkout's commit, with
+# -dirty when it has uncommitted changes. `go install …@vX` stamps its own.
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+LDFLAGS   := -X main.version=$(VERSION)
+
+.PHONY: all build install run test test-postgres vet fuzz bench clean
 
 all: build
 
 build:
-	$(GO) build -o $(BIN) ./cmd/graft
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/graft
+
+# Put graft on the PATH: go install writes it to $(go env GOPATH)/bin (or
+# GOBIN), the folder Go's installer puts on the PATH.
+install:
+	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/graft
+	@echo "installed $$($(GO) env GOBIN || true)$$(test -n "$$($(GO) env GOBIN)" || echo "$$($(GO) env GOPATH)/bin")/graft ($(VERSION))"
 
 # The main job on the bundled sample site: build, create the site as a Git
 # repository, check it, compile its search index, search it, then serve it

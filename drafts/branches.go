@@ -103,7 +103,7 @@ func (s *Store) CreatePreview(ctx context.Context, name, parent string, author r
 		return BranchInfo{}, err
 	} else if !ok {
 		return BranchInfo{}, errs.New(errs.BranchNotFound, "branch %q does not exist", parent).With("branch", parent).
-			WithFix("run `graft branch list` for the branches that exist")
+			WithFix("list_branches lists the branches that exist")
 	}
 	none := ""
 	res, err := s.Publisher.Commit(ctx, repo.CommitRequest{Branch: name, From: parent, AllowEmpty: true, Expect: &none,
@@ -139,7 +139,7 @@ func (s *Store) DropBranch(ctx context.Context, name string) error {
 	}
 	if !found {
 		return errs.New(errs.BranchNotFound, "branch %q does not exist", name).With("branch", name).
-			WithFix("run `graft branch list` for the branches that exist")
+			WithFix("list_branches lists the branches that exist")
 	}
 	if len(children) > 0 {
 		return errs.New(errs.BranchInvalid, "%s has child branches: %s", name, strings.Join(children, ", ")).

@@ -206,7 +206,7 @@ func reviewNotFound(ref WhichReview) error {
 		what = "of branch " + ref.Branch
 	}
 	return errs.New(errs.ReviewNotFound, "there is no review %s", what).With("number", ref.Number).
-		WithFix("call list_reviews (or `graft review list`) for the reviews that exist")
+		WithFix("list_reviews lists the reviews that exist")
 }
 
 // GetReview returns a review with its state, decision, reviews, comments,

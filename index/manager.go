@@ -150,11 +150,8 @@ func lockDir(dir string, wait time.Duration) (*os.File, error) {
 			break
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
-			owner, _ := os.ReadFile(path)
 			f.Close()
-			return nil, errs.New(errs.IndexBusy, "another process holds the search index (%v)", err).
-				With("owner", strings.TrimSpace(string(owner))).
-				WithFix("Retry in a moment, or stop the process that owns the project.")
+			return nil, busyError(dir, "holds the search index")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -162,6 +159,19 @@ func lockDir(dir string, wait time.Duration) (*os.File, error) {
 		f.WriteAt([]byte("pid "+strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
 	return f, nil
+}
+
+// busyError is the INDEX_BUSY of an index folder whose lock another
+// process holds: it names that process by the pid its lock file records.
+func busyError(dir, what string) error {
+	b, _ := os.ReadFile(filepath.Join(dir, ".lock"))
+	pid, _ := strconv.Atoi(strings.TrimPrefix(strings.TrimSpace(string(b)), "pid "))
+	who := "another process"
+	if pid > 0 {
+		who = fmt.Sprintf("another process (pid %d)", pid)
+	}
+	return errs.New(errs.IndexBusy, "%s %s", who, what).With("owner", pid).
+		WithFix("Retry in a moment, or stop that process (kill %d); a running graft serve or graft mcp owner is used by the CLI when it answers on .graft/graft.sock.", pid)
 }
 
 // Close closes every open index and releases the lock.
@@ -358,8 +368,7 @@ func (m *Manager) openIndex(path string) (*branchIndex, error) {
 	idx, err := bleve.OpenUsing(path, m.runtimeConfig())
 	if err != nil {
 		if isLockTimeout(err) {
-			return nil, errs.New(errs.IndexBusy, "the index %s is locked by another process", filepath.Base(path)).
-				WithFix("Retry in a moment, or stop the process that owns the project.")
+			return nil, busyError(m.dir, "has the index "+filepath.Base(path)+" open")
 		}
 		return nil, fmt.Errorf("%w: %v", errUnreadable, err)
 	}

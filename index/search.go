@@ -115,7 +115,7 @@ func (m *Manager) Search(ctx context.Context, req SearchRequest) (SearchResult, 
 		}
 		if bi == nil {
 			return res, errs.New(errs.IndexNotFound, "branch %q has no search index", b).
-				With("branch", b).WithFix("Run `graft compile --branch %s`.", b)
+				With("branch", b).WithFix("compile it with compile_index (branch %s), or search without noRefresh", b)
 		}
 	}
 

@@ -14,8 +14,10 @@
 // structure, which tells which byte ranges are code. In .md those are fenced
 // code, indented code and code spans; in .mdx, which has no indented code, no
 // autolinks and no raw HTML, the body is parsed without those constructs, so
-// only fences and code spans are code. Everything outside code in .mdx is read
-// by a small linear lexer. Raw HTML in .md is judged on what a browser makes of
+// only fences and code spans are code, and as MDX reads it (flow.go): fences
+// open and close at any indentation, and a line of JSX tags and expressions
+// is a block of its own, so the fences nested in components are code.
+// Everything outside code in .mdx is read by a small linear lexer. Raw HTML in .md is judged on what a browser makes of
 // the page it is part of (judgeHTML: golang.org/x/net/html's HTML5 parser,
 // with scripting on and off, and again after a serialization). Link, image and
 // autolink URLs come from goldmark's tree; the attributes of raw HTML and JSX
@@ -30,7 +32,11 @@
 //   - In .mdx, a line that begins (after spaces or blockquote markers) with the
 //     word import or export is an ESM statement, even inside a paragraph: the
 //     checker errs on the side of refusing. The statement runs to the next blank
-//     line and is one finding.
+//     line and is one finding. Options.Imports admits import statements of
+//     components from listed sources, only where MDX reads ESM (imports.go).
+//   - An expression that is only a block comment ({/* … */}) and an attribute
+//     value that is a literal (strings, numbers, booleans, null, arrays and
+//     objects of them: slugs={["a", "b"]}) run nothing and pass (expr.go).
 //   - An unclosed "{" is an expression that runs to the end of the body.
 //   - "Any on* attribute" is any attribute name that starts with "on"
 //     (any case) and is longer than two characters.
@@ -92,8 +98,11 @@ const maxSnippet = 80
 type Finding struct {
 	// Kind is one of the Kind* constants.
 	Kind string `json:"kind"`
-	// Line is 1-based, plus Options.LineOffset.
+	// Line is the 1-based line in the body (the text after the frontmatter).
 	Line int `json:"line"`
+	// FileLine is the 1-based line in the document's file, when the body was
+	// read from one (Options.InFile); 0 otherwise.
+	FileLine int `json:"fileLine,omitempty"`
 	// Column is the 1-based character (rune) column in the line.
 	Column int `json:"column"`
 	// Snippet is the construct's text, whitespace collapsed, at most 80 characters.
@@ -104,13 +113,30 @@ type Finding struct {
 type Options struct {
 	// Format is "md" or "mdx"; anything else is an error.
 	Format string
-	// LineOffset is added to every reported line: pass the number of file lines
-	// before the body (the frontmatter) so lines are the file's lines.
+	// InFile says the body was read from a document's file, LineOffset
+	// lines below its top (the frontmatter): findings then carry FileLine
+	// and messages name both lines. A body that is not a file yet (a
+	// write's) leaves it false: its findings name body lines only.
+	InFile bool
+	// LineOffset is the number of file lines before the body (with InFile).
 	LineOffset int
+	// Imports is the allow-list of import sources (graft.yaml's
+	// mdx.imports): exact sources, or prefixes ending in "*". An .mdx import
+	// statement binding only components from an admitted source passes.
+	Imports []string
 	// Ungated turns the gate off (a project with mdx: full, at compile): Check
 	// finds nothing and Gate returns nil whatever the body and Format, and
 	// GateText only extracts the text.
 	Ungated bool
+}
+
+// fileOffset is the offset locate adds to body lines for FileLine (-1:
+// none).
+func (opt Options) fileOffset() int {
+	if opt.InFile {
+		return opt.LineOffset
+	}
+	return -1
 }
 
 // finding is a Finding before positions and snippets are worked out: a byte
@@ -132,7 +158,7 @@ func Check(body []byte, opt Options) ([]Finding, error) {
 	if err != nil {
 		return nil, err
 	}
-	return locate(body, raw, opt.LineOffset), nil
+	return locate(body, raw, opt.fileOffset()), nil
 }
 
 // tooDeep reports whether a line of body opens more than maxContainerDepth
@@ -236,9 +262,10 @@ func tooComplex(body []byte) (int, string, bool) {
 var inlineMarkup = [256]bool{'[': true, '<': true, '*': true, '_': true, '~': true, '`': true, ']': true, '\n': true}
 
 // locate sorts raw findings, drops duplicates and works out lines, columns and
-// snippets. Positions are computed in one forward pass, so the cost stays
-// linear however many findings a long line holds.
-func locate(body []byte, raw []finding, lineOffset int) []Finding {
+// snippets; fileOffset (when not negative) is added to lines for FileLine.
+// Positions are computed in one forward pass, so the cost stays linear
+// however many findings a long line holds.
+func locate(body []byte, raw []finding, fileOffset int) []Finding {
 	if len(raw) == 0 {
 		return nil
 	}
@@ -267,7 +294,10 @@ func locate(body []byte, raw []finding, lineOffset int) []Finding {
 			end := min(f.end, len(body), f.start+4*maxSnippet)
 			snip = string(body[f.start:max(end, f.start)])
 		}
-		out = append(out, Finding{Kind: f.kind, Line: line + lineOffset, Column: col, Snippet: collapse(snip)})
+		out = append(out, Finding{Kind: f.kind, Line: line, Column: col, Snippet: collapse(snip)})
+		if fileOffset >= 0 {
+			out[len(out)-1].FileLine = line + fileOffset
+		}
 	}
 	return out
 }

@@ -22,6 +22,46 @@ func Gate(body []byte, opt Options) error {
 	return gateError(body, raw, opt, err)
 }
 
+// GateWrite is the gate of a write that replaces the body before (nil for a
+// new document) with body: it judges what the write adds (DESIGN §7). A
+// finding of body that before holds too — the same kind on the same source
+// text, as often as before holds it — is not held against the write, so a
+// page that predates graft and fails the gate can still be edited; anything
+// new is refused as Gate refuses it, and the error says what the write adds.
+func GateWrite(before, body []byte, opt Options) error {
+	raw, _, err := read(body, opt, false)
+	if err != nil || len(raw) == 0 || before == nil {
+		return gateError(body, raw, opt, err)
+	}
+	old, _, _ := read(before, opt, false)
+	kept := map[string]int{}
+	for _, f := range old {
+		kept[f.key(before)]++
+	}
+	added := raw[:0:0]
+	for _, f := range raw {
+		if k := f.key(body); kept[k] > 0 {
+			kept[k]--
+			continue
+		}
+		added = append(added, f)
+	}
+	if len(added) == 0 {
+		return nil
+	}
+	return findingsError(locate(body, added, opt.fileOffset()), "the write adds")
+}
+
+// key identifies a finding across two versions of a body: its kind and the
+// source text it covers.
+func (f finding) key(body []byte) string {
+	if f.snippet != "" {
+		return f.kind + "\x00" + f.snippet
+	}
+	start, end := min(f.start, len(body)), min(max(f.end, f.start), len(body))
+	return f.kind + "\x00" + string(body[start:end])
+}
+
 // gateError turns what read found into Gate's error: nil when the format is
 // known and raw is empty.
 func gateError(body []byte, raw []finding, opt Options, err error) error {
@@ -32,25 +72,35 @@ func gateError(body []byte, raw []finding, opt Options, err error) error {
 	if len(raw) == 0 {
 		return nil
 	}
-	return findingsError(locate(body, raw, opt.LineOffset))
+	return findingsError(locate(body, raw, opt.fileOffset()), "body has")
 }
 
-// findingsError builds the error Gate returns for found (not empty).
-func findingsError(found []Finding) *errs.Error {
+// Where reports a finding's position as messages write it: "file line 12,
+// body line 5" when it was read from a file, else "body line 5".
+func (f Finding) Where() string {
+	if f.FileLine > 0 {
+		return fmt.Sprintf("file line %d, body line %d", f.FileLine, f.Line)
+	}
+	return fmt.Sprintf("body line %d", f.Line)
+}
+
+// findingsError builds the error Gate returns for found (not empty); lead
+// says whose constructs they are ("body has", "the write adds").
+func findingsError(found []Finding, lead string) *errs.Error {
 	noun := "constructs"
 	if len(found) == 1 {
 		noun = "construct"
 	}
 	parts := make([]string, 0, maxListed)
 	for _, f := range found[:min(len(found), maxListed)] {
-		parts = append(parts, fmt.Sprintf("%s at line %d (%s)", f.Kind, f.Line, f.Snippet))
+		parts = append(parts, fmt.Sprintf("%s at %s (%s)", f.Kind, f.Where(), f.Snippet))
 	}
-	msg := fmt.Sprintf("body has %d unsafe %s: %s", len(found), noun, strings.Join(parts, ", "))
+	msg := fmt.Sprintf("%s %d unsafe %s: %s", lead, len(found), noun, strings.Join(parts, ", "))
 	if rest := len(found) - maxListed; rest > 0 {
 		msg += fmt.Sprintf(", …and %d more", rest)
 	}
 	return errs.New(errs.InputValidationFailed, "%s", msg).
-		WithFix("Remove each construct listed in details.found, or show it as code: put it in a fenced code block (```) or an inline code span (`…`). In .mdx, escape a literal brace as \\{ and write links as [text](url).").
+		WithFix("Remove the constructs in details.found, or show them as code: put it in a fenced code block (```) or an inline code span (`…`). In .mdx, escape a literal brace as \\{ and write links as [text](url); import only components of the sources graft.yaml's mdx.imports lists.").
 		With("found", append([]Finding(nil), found[:min(len(found), maxDetails)]...)).
 		With("total", len(found))
 }

@@ -15,11 +15,14 @@ type lexer struct {
 	// every ESM block, expression and JSX tag, safe or not (Render drops them).
 	findings   []finding
 	constructs []span
+	// allow admits the source of an import statement (the mdx.imports
+	// allow-list, imports.go); nil admits none.
+	allow func(source string) bool
 }
 
 // lexMDX runs the lexer over src.
-func lexMDX(src []byte, code []span) *lexer {
-	lx := &lexer{src: src, code: code}
+func lexMDX(src []byte, code []span, allow func(string) bool) *lexer {
+	lx := &lexer{src: src, code: code, allow: allow}
 	lx.run()
 	return lx
 }
@@ -50,7 +53,9 @@ func (lx *lexer) run() {
 			}
 		case '{':
 			end := lx.braces(i)
-			lx.add(KindExpression, i, end)
+			if !onlyComment(src[i+1 : max(i+1, end-1)]) {
+				lx.add(KindExpression, i, end)
+			}
 			lx.constructs = append(lx.constructs, span{i, end})
 			i = end
 			continue
@@ -96,7 +101,20 @@ func (lx *lexer) esm(i int) (int, bool) {
 			break
 		}
 	}
-	lx.add(KindImportOrExport, j, end)
+	bad := j
+	if lx.allow != nil && j == i && esmPosition(src, i) {
+		var decls []importDecl
+		decls, bad = parseImportBlock(src, j, end)
+		for _, d := range decls {
+			if !lx.allow(d.source) {
+				bad = d.start
+				break
+			}
+		}
+	}
+	if bad < end {
+		lx.add(KindImportOrExport, bad, end)
+	}
 	lx.constructs = append(lx.constructs, span{i, end})
 	return end, true
 }
@@ -247,7 +265,9 @@ func (lx *lexer) tag(i int) (int, bool) {
 				j = end + 1
 			case '{':
 				end := lx.braces(j)
-				lx.add(KindAttributeExpression, attrStart, end)
+				if !literal(src[j+1 : max(j+1, end-1)]) {
+					lx.add(KindAttributeExpression, attrStart, end)
+				}
 				j = end
 			default: // unquoted values and elements as values are not literal strings
 				return fail(j)

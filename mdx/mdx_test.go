@@ -201,12 +201,18 @@ func TestCheck(t *testing.T) {
 
 func TestCheckPositions(t *testing.T) {
 	body := "Line one.\n\nSay héllo {user.name}   now\n"
-	found, err := Check([]byte(body), Options{Format: FormatMDX, LineOffset: 4})
+	found, err := Check([]byte(body), Options{Format: FormatMDX, InFile: true, LineOffset: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Finding{{Kind: KindExpression, Line: 7, Column: 11, Snippet: "{user.name}"}}
+	want := []Finding{{Kind: KindExpression, Line: 3, FileLine: 7, Column: 11, Snippet: "{user.name}"}}
 	if !slices.Equal(found, want) {
+		t.Fatalf("found %+v, want %+v", found, want)
+	}
+	// A body that is no file yet (a write's) has body lines only, whatever
+	// LineOffset says.
+	found, _ = Check([]byte(body), Options{Format: FormatMDX, LineOffset: 4})
+	if want := []Finding{{Kind: KindExpression, Line: 3, Column: 11, Snippet: "{user.name}"}}; !slices.Equal(found, want) {
 		t.Fatalf("found %+v, want %+v", found, want)
 	}
 	long := "{" + strings.Repeat("a  \n ", 100) + "}"

@@ -42,7 +42,7 @@ func read(body []byte, opt Options, wantText bool) (raw []finding, text string, 
 		return raw, text, err
 	}
 	if gate && opt.Format == FormatMDX {
-		raw = checkMDX(body)
+		raw = checkMDX(body, allowImports(opt.Imports))
 	}
 	gateMD := gate && opt.Format == FormatMarkdown
 	if gateMD || wantText {
@@ -148,22 +148,24 @@ func holdsRawHTML(n ast.Node) bool {
 	return found
 }
 
-// checkMDX parses an .mdx body the way MDX reads it and returns its findings.
-func checkMDX(body []byte) []finding {
-	t, lx, ok := readMDX(body)
+// checkMDX parses an .mdx body the way MDX reads it and returns its findings;
+// allow admits import sources (nil: none).
+func checkMDX(body []byte, allow func(string) bool) []finding {
+	t, lx, ok := readMDX(body, allow)
 	if !ok {
 		return []finding{unparsed}
 	}
 	return append(t.findings, lx.findings...)
 }
 
-// readMDX parses an .mdx body as MDX and runs the lexer outside its code; ok
-// is false when goldmark could not parse it.
-func readMDX(body []byte) (tree, *lexer, bool) {
+// readMDX parses an .mdx body as MDX and runs the lexer outside its code
+// (allow admits import sources); ok is false when goldmark could not parse
+// it.
+func readMDX(body []byte, allow func(string) bool) (tree, *lexer, bool) {
 	doc, ok := parse(mdxParser, body)
 	if !ok {
 		return tree{}, nil, false
 	}
 	t := readTree(body, doc)
-	return t, lexMDX(body, t.code), true
+	return t, lexMDX(body, t.code, allow), true
 }

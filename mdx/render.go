@@ -23,9 +23,11 @@ type RenderOptions struct {
 	// otherwise raw HTML is dropped. Either way the HTML passes the
 	// sanitizer, and dangerous link URLs are never kept.
 	Trusted bool
-	// LineOffset is added to the lines of the gate's findings (the lines of
-	// the file before the body).
+	// LineOffset is the number of the file's lines before the body (its
+	// frontmatter), for the FileLine of the gate's findings.
 	LineOffset int
+	// Imports is the gate's import allow-list (Options.Imports).
+	Imports []string
 }
 
 // renderers: goldmark with GFM and heading ids, and a transformer that
@@ -85,10 +87,10 @@ func Render(body []byte, opt RenderOptions) ([]byte, error) {
 		return nil, errs.New(errs.DocumentInvalid, "body cannot be rendered: %s", why).
 			WithFix("Split the document or reduce its nesting and markup.")
 	}
-	if err := Gate(body, Options{Format: opt.Format, LineOffset: opt.LineOffset}); err != nil {
+	if err := Gate(body, Options{Format: opt.Format, InFile: true, LineOffset: opt.LineOffset, Imports: opt.Imports}); err != nil {
 		e, _ := errs.As(err)
 		out := errs.New(errs.DocumentInvalid, "the body fails the MDX safety gate, so it is not rendered: %s", e.Message).
-			WithFix("Read the file as it is (format=md), or fix the body (graft check lists every finding) and write it back.")
+			WithFix("Read the file as it is (format=md), or fix the body (check_content lists every finding) and write it back.")
 		for k, v := range e.Details {
 			out.With(k, v)
 		}
@@ -134,7 +136,7 @@ func renderTree(out *bytes.Buffer, body []byte, doc ast.Node) (err error) {
 // expressions and JSX tags replaced by spaces (line ends kept, so lines and
 // the Markdown around them stay where they were).
 func blankMDX(body []byte) []byte {
-	_, lx, ok := readMDX(body)
+	_, lx, ok := readMDX(body, nil)
 	if !ok {
 		return nil
 	}

@@ -56,13 +56,15 @@ func (q quickLinkify) Parse(parent ast.Node, block text.Reader, pc parser.Contex
 
 // mdxParser reads .mdx bodies the way MDX sees their Markdown: no indented
 // code, no HTML blocks, no raw HTML and no autolinks, so "    {x}" is a
-// paragraph and JSX stays text for the lexer.
+// paragraph and JSX stays text for the lexer; fences at any indentation, and
+// lines of JSX tags and expressions as blocks of their own (flow.go).
 var mdxParser = goldmark.New(
 	goldmark.WithParser(newMDXParser()),
 	goldmark.WithExtensions(gfm...),
 ).Parser()
 
-// newMDXParser returns a parser without indented code, HTML and autolinks.
+// newMDXParser returns a parser without indented code, HTML and autolinks,
+// with MDX's fences and JSX flow.
 func newMDXParser() parser.Parser {
 	return parser.NewParser(
 		parser.WithBlockParsers(
@@ -71,8 +73,9 @@ func newMDXParser() parser.Parser {
 			util.Prioritized(parser.NewListParser(), 300),
 			util.Prioritized(parser.NewListItemParser(), 400),
 			util.Prioritized(parser.NewATXHeadingParser(), 600),
-			util.Prioritized(parser.NewFencedCodeBlockParser(), 700),
+			util.Prioritized(mdxFenceParser{}, 700),
 			util.Prioritized(parser.NewBlockquoteParser(), 800),
+			util.Prioritized(mdxFlowParser{}, 900),
 			util.Prioritized(indentedParagraphParser{parser.NewParagraphParser()}, 1000),
 		),
 		parser.WithInlineParsers(

@@ -309,6 +309,12 @@ func (r *Repo) commitBuild(start string, root, parentTree plumbing.Hash, creatin
 		case gitDir, gitOther:
 			return CommitResult{}, nil, commitNotAFile(c.Path, kind)
 		}
+		if !c.Base.Check(current) && c.Base.Version == "" {
+			// A create (baseVersion null) that found the file there: say so.
+			return CommitResult{}, nil, errs.New(errs.ContentConflict, "%s already exists", c.Path).
+				With("path", c.Path).With("currentVersion", current).With("baseVersion", nil).
+				WithFix("Read %s (version %s) and pass its version to replace it, or choose another path.", c.Path, refShow(current))
+		}
 		if !c.Base.Check(current) {
 			return CommitResult{}, nil, errs.New(errs.ContentConflict, "%s changed since the version you read", c.Path).
 				With("path", c.Path).With("currentVersion", current).With("baseVersion", c.Base.Version).

@@ -44,8 +44,12 @@ type Config struct {
 	// Production is the production branch; "" means the branch HEAD names,
 	// which the caller resolves.
 	Production string
-	// MDX is "restricted" (the default) or "full".
+	// MDX is "restricted" (the default) or "full": graft.yaml's mdx, or its
+	// mode in the long form `mdx: {mode: …, imports: […]}`.
 	MDX string
+	// MDXImports is the import allow-list of the MDX gate (mdx.imports):
+	// sources, exactly or as a prefix ending in "*" (DESIGN §7).
+	MDXImports []string
 	// Database is "none", "sqlite" (the default) or a postgres:// URL.
 	Database string
 	// Collections are the declared collections in file order.
@@ -293,6 +297,20 @@ var cfgLanguages = []string{
 	"pt", "ro", "ru", "sv", "tr", "zh",
 }
 
+// SearchLanguage returns the collection language graft.yaml accepts for a
+// language code such as a site's folder name ("en", "zh-cn" → "zh",
+// "pt-BR" → "pt"), or "" when the index has no analyzer for it.
+func SearchLanguage(code string) string {
+	base := strings.ToLower(code)
+	if i := strings.IndexAny(base, "-_"); i > 0 {
+		base = base[:i]
+	}
+	if slices.Contains(cfgLanguages, base) {
+		return base
+	}
+	return ""
+}
+
 // cfgParser turns the YAML node tree of graft.yaml into a Config.
 type cfgParser struct {
 	file string
@@ -402,7 +420,7 @@ func (p *cfgParser) parse(data []byte) (*Config, error) {
 		}
 	}
 	if e, ok := top["mdx"]; ok {
-		if c.MDX, err = p.oneOf(e, "restricted", "full"); err != nil {
+		if err := p.mdx(c, e); err != nil {
 			return nil, err
 		}
 	}
@@ -454,6 +472,45 @@ func (p *cfgParser) parse(data []byte) (*Config, error) {
 		c.PublicURL = strings.TrimSuffix(c.PublicURL, "/")
 	}
 	return c, nil
+}
+
+// mdx reads `mdx: restricted|full` or `mdx: {mode: restricted|full,
+// imports: [source, "prefix/*", …]}`.
+func (p *cfgParser) mdx(c *Config, e cfgEntry) error {
+	var err error
+	if e.vNode.Kind != yaml.MappingNode {
+		c.MDX, err = p.oneOf(e, "restricted", "full")
+		return err
+	}
+	m, err := p.mapping(e.vNode, e.path, "mode", "imports")
+	if err != nil {
+		return err
+	}
+	if me, ok := m["mode"]; ok {
+		if c.MDX, err = p.oneOf(me, "restricted", "full"); err != nil {
+			return err
+		}
+	}
+	ie, ok := m["imports"]
+	if !ok {
+		return nil
+	}
+	if c.MDXImports, err = p.strs(ie); err != nil {
+		return err
+	}
+	for i, src := range c.MDXImports {
+		item := ie.vNode.Content[i]
+		key := fmt.Sprintf("%s[%d]", ie.path, i)
+		switch star := strings.Index(src, "*"); {
+		case strings.TrimSpace(src) != src || src == "":
+			return p.fail(item, key, "Write the source as the pages' import statements do, e.g. @astrojs/starlight/components.", "%q is not an import source", src)
+		case star >= 0 && star != len(src)-1:
+			return p.fail(item, key, "Use * only at the end: a source such as ~/components/* admits what is below ~/components/.", "%q has * before its end", src)
+		case src == "*" || (star > 0 && !strings.HasSuffix(src, "/*")):
+			return p.fail(item, key, "Name a folder before the *, such as ~/components/*, or list each source.", "%q admits more than a folder", src)
+		}
+	}
+	return nil
 }
 
 // checkAliases refuses YAML aliases: graft.yaml is small enough to write out,

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -131,6 +132,25 @@ func TestParseConfigDefaults(t *testing.T) {
 	if c.GitHub == nil || c.GitHub.Publish != "commit" || c.GitHub.Repo != "" {
 		t.Errorf("empty github = %+v", c.GitHub)
 	}
+
+	// mdx's long form: a mode and the import allow-list (DESIGN §7).
+	for _, tt := range []struct {
+		yaml    string
+		mode    string
+		imports []string
+	}{
+		{"mdx: restricted", "restricted", nil},
+		{"mdx: {imports: ['@astrojs/starlight/components', '~/components/*']}", "restricted", []string{"@astrojs/starlight/components", "~/components/*"}},
+		{"mdx:\n  mode: full\n  imports: []", "full", []string{}},
+	} {
+		c, err := ParseConfig("graft.yaml", []byte("version: 1\n"+tt.yaml+"\n"))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.yaml, err)
+		}
+		if c.MDX != tt.mode || !slices.Equal(c.MDXImports, tt.imports) {
+			t.Errorf("%s: mode %q imports %q", tt.yaml, c.MDX, c.MDXImports)
+		}
+	}
 }
 
 // cfgFieldsYAML is a config whose collection posts declares its fields from line 5.
@@ -160,6 +180,13 @@ func TestParseConfigErrors(t *testing.T) {
 		{"content dotdot", "version: 1\ncontent: ../x\n", 2, "content", "not a clean relative folder"},
 		{"production bad", "version: 1\nproduction: \"a b\"\n", 2, "production", "not a branch name"},
 		{"mdx bad", "version: 1\nmdx: loose\n", 2, "mdx", "unknown value \"loose\""},
+		{"mdx mode bad", "version: 1\nmdx: {mode: loose}\n", 2, "mdx.mode", "unknown value \"loose\""},
+		{"mdx unknown key", "version: 1\nmdx:\n  mode: restricted\n  import: [x]\n", 4, "mdx.import", "unknown key"},
+		{"mdx imports not a list", "version: 1\nmdx: {imports: x}\n", 2, "mdx.imports", "must be a list"},
+		{"mdx import empty", "version: 1\nmdx:\n  imports:\n    - a\n    - \"\"\n", 5, "mdx.imports[1]", "not an import source"},
+		{"mdx import star inside", "version: 1\nmdx: {imports: [\"a/*/b\"]}\n", 2, "mdx.imports[0]", "has * before its end"},
+		{"mdx import star alone", "version: 1\nmdx: {imports: [\"*\"]}\n", 2, "mdx.imports[0]", "admits more than a folder"},
+		{"mdx import star after a name", "version: 1\nmdx: {imports: [\"@astrojs/star*\"]}\n", 2, "mdx.imports[0]", "admits more than a folder"},
 		{"database bad", "version: 1\ndatabase: mysql\n", 2, "database", "unknown database"},
 		{"collection name", "version: 1\ncollections:\n  Posts: {}\n", 3, "collections.Posts", "not a valid collection name"},
 		{"collection unknown key", "version: 1\ncollections:\n  posts:\n    dirr: x\n", 4, "collections.posts.dirr", "unknown key"},

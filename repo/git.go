@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -112,6 +113,12 @@ func gitOpen(path, gitDir, commonDir string, bare bool) (*Repo, error) {
 		worktree = osfs.New(path)
 	}
 	g, err := git.Open(gitStorage{s}, worktree)
+	if errors.Is(err, git.ErrUnknownExtension) || errors.Is(err, git.ErrUnsupportedExtensionRepositoryFormatVersion) ||
+		errors.Is(err, git.ErrUnsupportedRepositoryFormatVersion) {
+		return nil, errs.New(errs.ConfigInvalid, "the Git repository %s uses a Git feature graft cannot read: %v", path, err).
+			With("cause", err.Error()).
+			WithFix("See `git config --local --get-regexp '^extensions\\.|repositoryformatversion'`; graft reads repositories without extensions, or with worktreeConfig only.")
+	}
 	if err != nil {
 		return nil, errs.New(errs.Internal, "open Git repository %s: %v", path, err)
 	}
@@ -123,6 +130,43 @@ func gitOpen(path, gitDir, commonDir string, bare bool) (*Repo, error) {
 // and git gc or a fetch by another process may have packed objects (and
 // removed their loose files) since.
 type gitStorage struct{ *filesystem.Storage }
+
+// Config implements config.ConfigStorer. It leaves out the one extension
+// graft reads repositories with although go-git refuses it:
+// extensions.worktreeConfig (set by `git sparse-checkout`), which only says
+// that per-worktree settings live in config.worktree. graft writes objects
+// and refs, which it does not change, and never reads those settings.
+func (s gitStorage) Config() (*config.Config, error) {
+	cfg, err := s.Storage.Config()
+	if err != nil || cfg.Raw == nil || !cfg.Raw.HasSection("extensions") {
+		return cfg, err
+	}
+	ext := cfg.Raw.Section("extensions")
+	if !ext.HasOption("worktreeConfig") {
+		return cfg, nil
+	}
+	shown := *cfg
+	raw := *cfg.Raw
+	raw.Sections = nil
+	for _, sec := range cfg.Raw.Sections {
+		if strings.EqualFold(sec.Name, "extensions") {
+			kept := *sec
+			kept.Options = nil
+			for _, o := range sec.Options {
+				if !strings.EqualFold(o.Key, "worktreeConfig") {
+					kept.Options = append(kept.Options, o)
+				}
+			}
+			if len(kept.Options) == 0 {
+				continue
+			}
+			sec = &kept
+		}
+		raw.Sections = append(raw.Sections, sec)
+	}
+	shown.Raw = &raw
+	return &shown, nil
+}
 
 // EncodedObject implements storer.EncodedObjectStorer.
 func (s gitStorage) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
@@ -275,7 +319,7 @@ func (r *Repo) Resolve(ref string) (string, error) {
 
 func gitBranchNotFound(name string) *errs.Error {
 	return errs.New(errs.BranchNotFound, "branch %q does not exist", name).With("branch", name).
-		WithFix("List the branches (`graft branch list`) and use one of them.")
+		WithFix("list_branches lists the branches; use one of them.")
 }
 
 // gitRootTree returns the root tree of ref. The HEAD branch before its first

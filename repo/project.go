@@ -424,7 +424,7 @@ func (p *Project) Get(ref, collection, slug string) (*Document, error) {
 	d, ok := s.Lookup(collection, slug)
 	if !ok {
 		return nil, errs.New(errs.DocumentNotFound, "no document %s/%s on %s", collection, slug, ref).
-			WithFix("list the collection with `graft content list %s --branch %s` to find the slug", collection, ref)
+			WithFix("list_content lists the slugs of collection %s on branch %s", collection, ref)
 	}
 	return p.Load(s.Commit, d)
 }

@@ -37,11 +37,27 @@ func (s *Server) routes(mcpHandler http.Handler) *http.ServeMux {
 	mux.HandleFunc("GET "+PreviewPrefix+"{path...}", s.serviceRoute(s.preview))
 	mux.HandleFunc("GET /healthz", s.serviceRoute(s.healthz))
 	mux.HandleFunc("GET /metrics", s.metricsRoute)
+	mux.HandleFunc("GET /{$}", s.serviceRoute(s.index))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errs.New(errs.InputValidationFailed, "no route %s %s", r.Method, r.URL.Path).
-			WithFix("routes: POST /mcp, GET %s/{collections,documents,documents/{collection}/{slug},search}, POST /api/fn/{name}, GET /assets/{key}, GET /preview/{branch}/{collection}/{slug}, GET /healthz, GET /metrics", ContentPrefix))
+			WithFix("routes: %s", strings.Join(routeList, ", ")))
 	})
 	return mux
+}
+
+// routeList names the routes, for GET / and for a path with no route.
+var routeList = []string{"POST /mcp", "GET " + ContentPrefix + "/collections", "GET " + ContentPrefix + "/documents",
+	"GET " + ContentPrefix + "/documents/{collection}/{slug}", "GET " + ContentPrefix + "/search", "POST /api/fn/{name}",
+	"GET /assets/{key}", "GET " + PreviewPrefix + "{branch}/{collection}/{slug}", "GET /healthz", "GET /metrics"}
+
+// index answers GET /: what this server is and its routes, so a person
+// opening the address in a browser learns where to go.
+func (s *Server) index(r *http.Request, svc *service.Service, c service.Caller) (response, error) {
+	return response{json: struct {
+		Name    string   `json:"name"`
+		Version string   `json:"version"`
+		Routes  []string `json:"routes"`
+	}{"graft", s.opts.Version, routeList}}, nil
 }
 
 // response is what a service route answers: a JSON value, or raw bytes of

@@ -252,6 +252,14 @@ func TestContentAPI(t *testing.T) {
 			t.Errorf("%s: %d then %d", path, r.status, again.status)
 		}
 	}
+	// GET / says what the server is and where its routes are (it was a 400).
+	if r := ts.do("GET", "/", ""); r.status != 200 || !strings.Contains(r.body, `"name":"graft"`) ||
+		!strings.Contains(r.body, "GET /api/content/v1/search") || r.header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("GET /: %d %s", r.status, r.body)
+	}
+	if r := ts.do("GET", "/nowhere", ""); r.status != 400 || !strings.Contains(r.body, "POST /mcp") {
+		t.Errorf("GET /nowhere: %d %s", r.status, r.body)
+	}
 	if r := ts.do("GET", doc+"?format=pdf", ""); r.status != 400 || r.err.Code != "INPUT_VALIDATION_FAILED" {
 		t.Errorf("format=pdf: %d %s", r.status, r.body)
 	}

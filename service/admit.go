@@ -1,11 +1,13 @@
 package service
 
 import (
+	"bytes"
 	"context"
 	"strings"
 
 	"github.com/graft-studio/graft/drafts"
 	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/mdx"
 	"github.com/graft-studio/graft/repo"
 )
 
@@ -71,14 +73,23 @@ func (s *Service) admitOne(p drafts.Proposal) error {
 	if issues := coll.Validate(doc.Data, nil); len(issues) > 0 {
 		return repo.ValidationError(coll.Name, issues)
 	}
+	// The gate judges what the change adds, as a write's does: what the
+	// body production holds already (a page that predates graft) is not
+	// held against it.
+	var before []byte
 	if p.Current != "" {
-		// The gate judges what the change adds: a body production holds
-		// already (a page that predates graft) is not judged again.
-		if cur, err := s.Project.Git.ReadBlob(p.Current); err == nil && string(repo.DocumentBody(cur)) == string(doc.Body) {
-			return nil
+		if cur, err := s.Project.Git.ReadBlob(p.Current); err == nil {
+			before = repo.DocumentBody(cur)
+			if string(before) == string(doc.Body) {
+				return nil
+			}
 		}
 	}
-	return gateBody(p.Path, raw, doc)
+	opt := gateOptions(s.Project.Config, p.Path)
+	if len(doc.Body) <= len(raw) { // the body is the file's tail
+		opt.InFile, opt.LineOffset = true, bytes.Count(raw[:len(raw)-len(doc.Body)], []byte("\n"))
+	}
+	return mdx.GateWrite(before, doc.Body, opt)
 }
 
 // admitAsset judges a proposed asset as put_asset does its bytes: within

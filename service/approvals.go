@@ -118,7 +118,7 @@ func (s *Service) pass(ctx context.Context, c Caller, g *approvalGate) error {
 		}
 		return errs.New(errs.DestructiveOpRequiresApproval, "%s needs a person's approval; approval %s is filed and pending", g.operation, a.ID).
 			With("approvalId", a.ID).With("operation", g.operation).
-			WithFix("ask a person to run `graft approve %s` (or decide_approval), then call %s again with the same input and approval: %q", a.ID, g.operation, a.ID)
+			WithFix("ask a person to run `graft approve %s`, then call %s again with the same input and approval: %q", a.ID, g.operation, a.ID)
 	}
 	a, err := st.ConsumeApproval(ctx, state.Consumption{ID: g.approval, Operation: g.operation, InputDigest: digest, Requester: who})
 	if err != nil {
@@ -177,7 +177,7 @@ func approvalRefusal(g *approvalGate, a state.Approval, err error, operation, di
 	if errors.Is(err, state.ErrNotFound) {
 		e := errs.New(errs.ApprovalInvalid, "there is no approval %q", g.approval).
 			With("reason", ReasonUnknown).With("approvalId", g.approval).
-			WithFix("list the approvals that exist with `graft approvals --status all` (or list_approvals)")
+			WithFix("list_approvals (status all) lists the approvals that exist")
 		if g.operation != "" {
 			e.WithFix("call %s without approval to file a new request, and use the id it returns", g.operation)
 		}
@@ -370,7 +370,7 @@ func (s *Service) decideApproval(ctx context.Context, c Caller, in DecideApprova
 		reason := d.Status
 		return DecideApprovalOutput{}, errs.New(errs.ApprovalInvalid, "approval %s is already %s (by %s); only a pending request can be decided", d.ID, d.Status, d.Decider).
 			With("reason", reason).With("approvalId", d.ID).With("status", d.Status).
-			WithFix("nothing to do: list pending requests with `graft approvals`")
+			WithFix("nothing to do: list_approvals lists the pending requests")
 	}
 	if err != nil {
 		return DecideApprovalOutput{}, approvalRefusal(g, d, err, "", "", "")

@@ -215,6 +215,9 @@ type AuditInput struct {
 	Limit int       `json:"limit,omitempty"`
 	// Cursor is the nextCursor of the previous page.
 	Cursor string `json:"cursor,omitempty"`
+	// Newest lists the newest Limit entries (oldest first among them, no
+	// cursor): what a person asking for the last few wants (graft audit).
+	Newest bool `json:"newest,omitempty"`
 }
 
 // AuditOutput is one page of the audit log, oldest first.
@@ -250,6 +253,12 @@ func (s *Service) Audit(ctx context.Context, c Caller, in AuditInput) (AuditOutp
 		if err != nil {
 			return out, badCursor()
 		}
+	}
+	if in.Newest {
+		if out.Entries, err = st.ListAudit(ctx, state.AuditFilter{Since: in.Since, AfterID: after, Limit: limit, Newest: true}); err != nil {
+			return out, err
+		}
+		return out, nil
 	}
 	entries, err := st.ListAudit(ctx, state.AuditFilter{Since: in.Since, AfterID: after, Limit: limit + 1})
 	if err != nil {

@@ -267,7 +267,7 @@ func (s *Service) GetContent(ctx context.Context, c Caller, in GetContentInput) 
 	if in.HTML {
 		coll, _ := s.Project.Config.Collection(d.Collection)
 		html, err := mdx.Render([]byte(d.Body), mdx.RenderOptions{Format: d.Format, Trusted: coll.Trusted,
-			LineOffset: linesBefore(d.Raw, []byte(d.Body))})
+			LineOffset: linesBefore(d.Raw, []byte(d.Body)), Imports: s.Project.Config.MDXImports})
 		if err != nil {
 			return GetContentOutput{}, err
 		}
@@ -276,9 +276,12 @@ func (s *Service) GetContent(ctx context.Context, c Caller, in GetContentInput) 
 	return out, nil
 }
 
-// CheckInput names the branch to check.
+// CheckInput names the branch to check, or the worktree.
 type CheckInput struct {
-	Branch string `json:"branch,omitempty"`
+	Branch string `json:"branch,omitempty" jsonschema:"the branch to check; default production"`
+	// Worktree checks the files on disk (graft check --worktree, for a
+	// pre-commit hook) instead of a branch's commit.
+	Worktree bool `json:"worktree,omitempty" jsonschema:"check the files in the project's folder, committed or not, instead of a branch"`
 }
 
 // CheckOutput is DESIGN §6's check result.
@@ -288,6 +291,17 @@ type CheckOutput struct {
 	Documents int            `json:"documents"`
 	Problems  []repo.Problem `json:"problems"`
 	Unmapped  []string       `json:"unmapped"`
+	// Worktree is true when the files on disk were checked: Branch's tree
+	// with the content root as it is on disk, and Commit is that view (a
+	// commit no ref points at).
+	Worktree bool `json:"worktree,omitempty"`
+	// Untracked counts the files under the content root that Git does not
+	// track: a check of a branch does not see them.
+	Untracked int `json:"untracked,omitempty"`
+	// Uncommitted counts the tracked files under the content root that
+	// differ from the commit checked (a check of a branch does not see
+	// their changes).
+	Uncommitted int `json:"uncommitted,omitempty"`
 }
 
 // Check validates every document of a branch: paths and slugs, frontmatter
@@ -297,12 +311,27 @@ func (s *Service) Check(ctx context.Context, c Caller, in CheckInput) (CheckOutp
 	if err != nil {
 		return CheckOutput{}, err
 	}
+	content := s.Project.Config.Content
+	if in.Worktree {
+		if !c.Operator {
+			return CheckOutput{}, errs.New(errs.Unauthorized, "only the operator checks the project's folder").
+				WithFix("check a branch (leave worktree out)")
+		}
+		if ref, err = s.Project.Git.WorktreeView(ref, content); err != nil {
+			return CheckOutput{}, err
+		}
+	}
 	snap, err := s.Project.Scan(ref)
 	if err != nil {
 		return CheckOutput{}, err
 	}
 	out := CheckOutput{Branch: branch, Commit: snap.Commit, Documents: len(snap.Documents),
-		Problems: append([]repo.Problem{}, snap.Problems...), Unmapped: snap.Unmapped}
+		Problems: append([]repo.Problem{}, snap.Problems...), Unmapped: snap.Unmapped, Worktree: in.Worktree}
+	if !in.Worktree && c.Operator {
+		// What a check of the commit does not see, said so a person is not
+		// misled by a clean check of files they have not committed.
+		out.Untracked, out.Uncommitted, _ = s.Project.Git.WorktreeStatus(ref, content)
+	}
 	refs := func(collection, slug string) bool { _, ok := snap.Lookup(collection, slug); return ok }
 	for _, d := range snap.Documents {
 		if err := ctx.Err(); err != nil {
@@ -327,17 +356,26 @@ func (s *Service) Check(ctx context.Context, c Caller, in CheckInput) (CheckOutp
 }
 
 // bodyProblem runs the MDX safety gate on a stored document, unless
-// graft.yaml says mdx: full (which skips the gate at compile and check only).
+// graft.yaml says mdx: full (which skips the gate at check). Its findings
+// name file and body lines.
 func (s *Service) bodyProblem(doc *repo.Document) *repo.Problem {
 	if s.Project.Config.MDX == "full" {
 		return nil
 	}
-	opt := mdx.Options{Format: doc.Format, LineOffset: linesBefore(doc.Raw, []byte(doc.Body))}
+	opt := gateOptions(s.Project.Config, doc.Path)
+	opt.InFile, opt.LineOffset = true, linesBefore(doc.Raw, []byte(doc.Body))
 	if err := mdx.Gate([]byte(doc.Body), opt); err != nil {
 		e, _ := errs.As(err)
 		return &repo.Problem{Path: doc.Path, Code: e.Code, Message: e.Message}
 	}
 	return nil
+}
+
+// gateOptions are the MDX gate's options for a document at path (DESIGN
+// §7): its format and the project's import allow-list. Every gate of a
+// document starts from them.
+func gateOptions(cfg *repo.Config, path string) mdx.Options {
+	return mdx.Options{Format: repo.FormatOf(path), Imports: cfg.MDXImports}
 }
 
 func sortProblems(ps []repo.Problem) {

@@ -62,8 +62,10 @@ func (t gitTree) MergeBase(a, b string) (string, error) { return t.r.MergeBase(a
 
 // docMapper turns a file of the content tree into an index document with the
 // same rules as Scan and Check: collection by folder, slug rule, frontmatter
-// syntax, schema (references are checked by `graft check`, which sees the
-// whole branch) and, unless mdx: full, the MDX gate.
+// syntax and schema (references are checked by `graft check`, which sees the
+// whole branch). The MDX gate is not among them: a page that fails it is
+// indexed all the same (DESIGN §7: pages that predate graft stay listed and
+// searchable), `graft check` reports it, and it is never served rendered.
 type docMapper struct{ p *repo.Project }
 
 func (m docMapper) Root() string { return m.p.Config.Content }
@@ -95,12 +97,7 @@ func (m docMapper) Map(path string, blob []byte) (*index.Document, *index.Proble
 	if issues := coll.Validate(parsed.Data, nil); len(issues) > 0 {
 		return problem(repo.ValidationError(coll.Name, issues))
 	}
-	opt := mdx.Options{Format: repo.FormatOf(path), LineOffset: linesBefore(blob, parsed.Body),
-		Ungated: m.p.Config.MDX == "full"}
-	text, err := mdx.GateText(parsed.Body, opt)
-	if err != nil {
-		return problem(err)
-	}
+	text, _ := mdx.GateText(parsed.Body, mdx.Options{Format: repo.FormatOf(path), Ungated: true})
 	return &index.Document{Collection: coll.Name, Slug: slug, Path: path, Language: coll.Language,
 		Data: parsed.Data, Text: text}, nil, true
 }
@@ -190,10 +187,10 @@ func (s *Service) Chain(branch string) ([]string, error) {
 
 // CompileInput selects what to compile.
 type CompileInput struct {
-	Branch string `json:"branch,omitempty"`
-	All    bool   `json:"all,omitempty"`
-	Strict bool   `json:"strict,omitempty"`
-	Full   bool   `json:"full,omitempty"`
+	Branch string `json:"branch,omitempty" jsonschema:"the branch to compile; default production"`
+	All    bool   `json:"all,omitempty" jsonschema:"compile every branch (the operator's)"`
+	Strict bool   `json:"strict,omitempty" jsonschema:"fail when any document has a problem (after indexing the valid ones)"`
+	Full   bool   `json:"full,omitempty" jsonschema:"rebuild beside the old index and swap it in (the operator's)"`
 	// Progress, when set, is called during full builds.
 	Progress func(branch string, done, total int) `json:"-"`
 }
@@ -207,6 +204,10 @@ type CompileOutput struct {
 // tree diff, or fully (beside the old index, swapped in). With Strict, any
 // problem fails the compile (after indexing what is valid).
 func (s *Service) Compile(ctx context.Context, c Caller, in CompileInput) (CompileOutput, error) {
+	if (in.Full || in.All) && !c.Operator {
+		return CompileOutput{}, errs.New(errs.Unauthorized, "a full rebuild and a compile of every branch are the operator's").
+			WithFix("compile one branch incrementally (leave full and all out)")
+	}
 	branches := []string{s.Project.BranchOrProduction(in.Branch)}
 	if in.All {
 		all, err := s.Project.Git.Branches()
@@ -309,7 +310,7 @@ func strictError(problems []index.Problem) error {
 	}
 	return errs.New(errs.InputValidationFailed, "compile --strict: %s", msg).
 		With("problems", problems).
-		WithFix("fix the documents listed (graft check shows every problem), or compile without --strict")
+		WithFix("fix the documents listed (check_content shows every problem), or compile without strict")
 }
 
 // Compilation is one recorded compile (list_compilations).

@@ -108,7 +108,7 @@ func TestSearchReportsStaleIndex(t *testing.T) {
 func TestCompileStrict(t *testing.T) {
 	dir := fixtures.SampleRepo(t)
 	must(t, os.WriteFile(filepath.Join(dir, "content/posts/Bad Name.mdx"), []byte("---\ntitle: x\ndate: 2026-01-01\n---\n"), 0o644))
-	must(t, os.WriteFile(filepath.Join(dir, "content/posts/unsafe.mdx"), []byte("---\ntitle: x\ndate: 2026-01-01\n---\n\n{x}\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "content/posts/unsafe.mdx"), []byte("---\ntitle: x\ndate: 2026-01-01\n---\n\nUnguarded {x}\n"), 0o644))
 	if _, err := fixtures.CommitDir(dir, "problems"); err != nil {
 		t.Fatal(err)
 	}
@@ -122,8 +122,10 @@ func TestCompileStrict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(out.Results[0].Problems); n != 2 {
-		t.Errorf("problems %+v", out.Results[0].Problems)
+	// The file without a slug is a problem; the page that fails the MDX gate
+	// is indexed (check reports it, DESIGN §7).
+	if p := out.Results[0].Problems; len(p) != 1 || p[0].Path != "content/posts/Bad Name.mdx" {
+		t.Errorf("problems %+v", p)
 	}
 	if _, err := s.Compile(ctx, operator, CompileInput{Strict: true}); !errs.Is(err, errs.InputValidationFailed) || !strings.Contains(err.Error(), "Bad Name.mdx") {
 		t.Errorf("strict: %v", err)
@@ -132,6 +134,9 @@ func TestCompileStrict(t *testing.T) {
 	res, err := s.Search(ctx, operator, SearchInput{Query: "agents"})
 	if err != nil || res.Total == 0 {
 		t.Errorf("valid documents not indexed: %v", err)
+	}
+	if res, err := s.Search(ctx, operator, SearchInput{Query: "unguarded"}); err != nil || res.Total != 1 {
+		t.Errorf("the page failing the gate is not searchable: %+v %v", res, err)
 	}
 }
 

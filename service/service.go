@@ -174,7 +174,7 @@ func (s *Service) readBranch(_ context.Context, c Caller, branch string) (name, 
 		return "", "", err
 	} else if !ok {
 		return "", "", errs.New(errs.BranchNotFound, "branch %q does not exist", branch).
-			WithFix("run `graft branch list` for the branches that exist")
+			WithFix("list_branches lists the branches that exist")
 	}
 	ref, err = s.Drafts.ViewOf(branch)
 	if err != nil {

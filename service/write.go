@@ -323,7 +323,11 @@ func (s *Service) prepare(snap treeView, e edit, refs func(collection, slug stri
 		return prepared{}, err
 	}
 	if p.current == nil || p.current.Body != string(written.Body) {
-		if err := gateBody(p.path, p.content, written); err != nil {
+		var before []byte
+		if p.current != nil {
+			before = []byte(p.current.Body)
+		}
+		if err := mdx.GateWrite(before, written.Body, gateOptions(s.Project.Config, p.path)); err != nil {
 			return prepared{}, err
 		}
 	}
@@ -418,9 +422,9 @@ func (s *Service) prepareMove(snap treeView, p prepared, to string) (prepared, e
 // when the document does not exist) does not satisfy.
 func conflict(collection, slug string, base repo.Base, current string) error {
 	if base == repo.MustNotExist {
-		return errs.New(errs.ContentConflict, "%s/%s exists already; baseVersion null means it must not exist yet", collection, slug).
+		return errs.New(errs.ContentConflict, "%s/%s already exists (version %s)", collection, slug, current[:min(10, len(current))]).
 			With("currentVersion", current).
-			WithFix("read the document and pass its version as baseVersion to replace it, or choose another slug")
+			WithFix("to replace it, read it with get_content and pass its version as baseVersion; or choose another slug")
 	}
 	var cur any = current
 	if current == "" {
@@ -428,7 +432,7 @@ func conflict(collection, slug string, base repo.Base, current string) error {
 	}
 	return errs.New(errs.ContentConflict, "%s/%s changed since the version you read", collection, slug).
 		With("currentVersion", cur).
-		WithFix("read the document again, apply your change to it and retry with its version as baseVersion")
+		WithFix("read it again with get_content, apply your change to it and retry with its version as baseVersion")
 }
 
 // checkSlugArgument checks the slug argument and that data.slug agrees with
@@ -468,13 +472,6 @@ func checkWrittenSlug(cfg *repo.Config, coll *repo.Collection, p, slug string, d
 			WithFix("choose a slug whose last segment is not index, or drop data.slug")
 	}
 	return nil
-}
-
-// gateBody runs the MDX safety gate (DESIGN §7) on the body of a document
-// about to be written at path p, with line numbers counted in the whole file.
-// Writes are always checked, whatever graft.yaml's mdx setting says.
-func gateBody(p string, content []byte, doc *repo.Parsed) error {
-	return mdx.Gate(doc.Body, mdx.Options{Format: repo.FormatOf(p), LineOffset: linesBefore(content, doc.Body)})
 }
 
 // linesBefore counts the file lines that precede body, the tail of raw.

@@ -234,7 +234,11 @@ func (s *sqlStore) ListAudit(ctx context.Context, f AuditFilter) ([]AuditEntry, 
 		q += ` AND at >= ?`
 		args = append(args, micros(f.Since))
 	}
-	q += ` ORDER BY id LIMIT ?`
+	if f.Newest {
+		q = `SELECT * FROM (` + q + ` ORDER BY id DESC LIMIT ?) AS newest ORDER BY id`
+	} else {
+		q += ` ORDER BY id LIMIT ?`
+	}
 	args = append(args, limitOr(f.Limit, 100))
 	rows, err := s.query(ctx, q, args...)
 	if err != nil {

@@ -156,6 +156,9 @@ type AuditFilter struct {
 	AfterID int64
 	// Limit bounds the result (0: 100).
 	Limit int
+	// Newest keeps the newest Limit entries instead of the oldest (still
+	// returned oldest first).
+	Newest bool
 }
 
 // AuditLog is an append-only record of operations.

@@ -18,13 +18,13 @@ func (a *app) auditCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "audit [--since DURATION|TIME] [--json]",
 		Short: "Show the audit log: every write, delete, publish, function run and decision",
-		Long: `Print the audit log, oldest first: time, identity, operation, result ("OK"
-or the error code), correlation id, input digest and what the operation made
-(commit, approval id, row). --since takes a duration back from now (90m, 24h)
+		Long: `Print the newest entries of the audit log (--limit of them, 1000 by default),
+oldest first: time, identity, operation, result ("OK" or the error code),
+correlation id, input digest and what the operation made (commit, approval id, row). --since takes a duration back from now (90m, 24h)
 or a time (2025-03-01 or RFC 3339).`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			in := service.AuditInput{Limit: limit}
+			in := service.AuditInput{Limit: limit, Newest: true}
 			if since != "" {
 				t, err := parseSince(since, time.Now())
 				if err != nil {
@@ -56,7 +56,7 @@ or a time (2025-03-01 or RFC 3339).`,
 		},
 	}
 	cmd.Flags().StringVar(&since, "since", "", "only entries since a duration ago (24h) or a time (2025-03-01, RFC 3339)")
-	cmd.Flags().IntVar(&limit, "limit", 0, "at most this many entries (default 1000)")
+	cmd.Flags().IntVar(&limit, "limit", 0, "the newest this many entries (default 1000)")
 	a.jsonFlag(cmd)
 	return cmd
 }

@@ -12,14 +12,26 @@ func (a *app) checkCommand() *cobra.Command {
 	var in service.CheckInput
 	cmd := &cobra.Command{
 		Use:   "check",
-		Short: "Validate every document of a branch; exit 1 if any problem",
-		Args:  args(cobra.NoArgs),
+		Short: "Validate every document of a branch (or, with --worktree, the files on disk); exit 1 if any problem",
+		Long: `Validate every document: slugs, frontmatter, the collection's schema,
+references and the MDX safety gate. Without --worktree it checks what Git holds:
+the committed tree of a branch (production by default), and says when files under
+the content root are not committed. With --worktree it checks the files on disk,
+committed or not — what a pre-commit hook wants:
+
+    printf '#!/bin/sh
+exec graft check --worktree
+' > .git/hooks/pre-commit
+    chmod +x .git/hooks/pre-commit`,
+		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, caller, err := a.open()
-			if err != nil {
+			var out service.CheckOutput
+			in.Branch = a.production(in.Branch)
+			err := a.viaOwner(cmd.Context(), "check_content", in, &out, func(s *service.Service, c service.Caller) error {
+				var err error
+				out, err = s.Check(cmd.Context(), c, in)
 				return err
-			}
-			out, err := s.Check(cmd.Context(), caller, in)
+			})
 			if err != nil {
 				return err
 			}
@@ -34,7 +46,15 @@ func (a *app) checkCommand() *cobra.Command {
 				for _, u := range out.Unmapped {
 					fmt.Fprintf(a.stdout, "%s: unmapped (in no collection)\n", u)
 				}
-				fmt.Fprintf(a.stdout, "%s@%s: %d documents, %d problems, %d unmapped\n", out.Branch, short(out.Commit), out.Documents, len(out.Problems), len(out.Unmapped))
+				what := fmt.Sprintf("%s@%s (committed)", out.Branch, short(out.Commit))
+				if out.Worktree {
+					what = "the files on disk (" + out.Branch + " with the content root as it is in the folder)"
+				}
+				fmt.Fprintf(a.stdout, "%s: %d documents, %d problems, %d unmapped\n", what, out.Documents, len(out.Problems), len(out.Unmapped))
+				if out.Untracked > 0 || out.Uncommitted > 0 {
+					fmt.Fprintf(a.stderr, "note: this checked the committed tree; under the content root %s not committed: commit them (git add, git commit), or check the files on disk with graft check --worktree\n",
+						plural(out.Untracked+out.Uncommitted, "1 file is", "%d files are"))
+				}
 			}
 			if len(out.Problems) > 0 {
 				return silent{code: exitDomain}
@@ -43,6 +63,7 @@ func (a *app) checkCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&in.Branch, "branch", "", "branch to check (default: production)")
+	cmd.Flags().BoolVar(&in.Worktree, "worktree", false, "check the files on disk, committed or not (for a pre-commit hook)")
 	a.jsonFlag(cmd)
 	return cmd
 }
@@ -51,3 +72,11 @@ func (a *app) checkCommand() *cobra.Command {
 type silent struct{ code int }
 
 func (s silent) Error() string { return fmt.Sprintf("exit %d", s.code) }
+
+// plural picks one or many (a format with %d) by n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return fmt.Sprintf(many, n)
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -31,12 +32,13 @@ func (a *app) contentListCommand() *cobra.Command {
 		Short: "List a collection's documents on a branch (a database collection's rows)",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			s, caller, err := a.open()
-			if err != nil {
+			in.Collection, in.Branch = argv[0], a.production(in.Branch)
+			var out service.ListContentOutput
+			err := a.viaOwner(cmd.Context(), "list_content", in, &out, func(s *service.Service, c service.Caller) error {
+				var err error
+				out, err = s.ListContent(cmd.Context(), c, in)
 				return err
-			}
-			in.Collection = argv[0]
-			out, err := s.ListContent(cmd.Context(), caller, in)
+			})
 			if err != nil {
 				return err
 			}
@@ -140,6 +142,13 @@ the MDX safety gate, then committed to your draft branch (or --branch, a preview
 				return err
 			}
 			in.Collection, in.Slug = argv[0], argv[1]
+			name := file
+			if name == "-" {
+				name = "<stdin>"
+			}
+			if len(parsed.Body) <= len(raw) {
+				a.body = &bodyFile{name: name, offset: bytes.Count(raw[:len(raw)-len(parsed.Body)], []byte("\n"))}
+			}
 			body := string(parsed.Body)
 			in.Data, in.Body = parsed.Data, &body
 			switch {

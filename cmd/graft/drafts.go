@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -32,11 +33,7 @@ func (a *app) draftsListCommand() *cobra.Command {
 		Short: "List a draft's changes (with conflicts) and open reviews",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, caller, err := a.open()
-			if err != nil {
-				return err
-			}
-			out, err := s.ListDrafts(cmd.Context(), caller, in)
+			out, err := a.listDrafts(cmd.Context(), in)
 			if err != nil {
 				return err
 			}
@@ -122,12 +119,8 @@ production's). Published paths leave the draft.`,
 			if review || opts.Title != "" || opts.Body != "" || len(opts.Labels) > 0 || len(opts.Reviewers) > 0 || opts.Draft {
 				in.Review = &opts
 			}
-			s, caller, err := a.open()
-			if err != nil {
-				return err
-			}
 			if len(in.Paths) == 0 {
-				l, err := s.ListDrafts(cmd.Context(), caller, service.ListDraftsInput{As: in.As})
+				l, err := a.listDrafts(cmd.Context(), service.ListDraftsInput{As: in.As})
 				if err != nil {
 					return err
 				}
@@ -139,7 +132,12 @@ production's). Published paths leave the draft.`,
 					in.Paths = append(in.Paths, c.Path)
 				}
 			}
-			out, err := s.PublishDrafts(cmd.Context(), caller, in)
+			var out drafts.PublishResult
+			err := a.viaOwner(cmd.Context(), "publish_drafts", in, &out, func(s *service.Service, c service.Caller) error {
+				var err error
+				out, err = s.PublishDrafts(cmd.Context(), c, in)
+				return err
+			})
 			if err != nil {
 				return err
 			}
@@ -148,7 +146,7 @@ production's). Published paths leave the draft.`,
 			}
 			switch {
 			case out.Commit != nil:
-				fmt.Fprintf(a.stdout, "published %d to %s in commit %s\n", len(out.Published), s.Project.Production(), short(out.Commit.SHA))
+				fmt.Fprintf(a.stdout, "published %d to %s in commit %s\n", len(out.Published), a.production(""), short(out.Commit.SHA))
 			case out.Review != nil:
 				where := out.Review.Branch
 				if out.Review.URL != "" {
@@ -210,12 +208,8 @@ func (a *app) draftsDiscardCommand() *cobra.Command {
 			if all == (len(in.Paths) > 0) {
 				return usageError{fmt.Errorf("name the paths to discard with --path, or pass --all")}
 			}
-			s, caller, err := a.open()
-			if err != nil {
-				return err
-			}
 			if all {
-				l, err := s.ListDrafts(cmd.Context(), caller, service.ListDraftsInput{As: in.As})
+				l, err := a.listDrafts(cmd.Context(), service.ListDraftsInput{As: in.As})
 				if err != nil {
 					return err
 				}
@@ -223,7 +217,12 @@ func (a *app) draftsDiscardCommand() *cobra.Command {
 					in.Paths = append(in.Paths, c.Path)
 				}
 			}
-			out, err := s.DiscardDrafts(cmd.Context(), caller, in)
+			var out drafts.DiscardResult
+			err := a.viaOwner(cmd.Context(), "discard_drafts", in, &out, func(s *service.Service, c service.Caller) error {
+				var err error
+				out, err = s.DiscardDrafts(cmd.Context(), c, in)
+				return err
+			})
 			if err != nil {
 				return err
 			}
@@ -242,4 +241,15 @@ func (a *app) draftsDiscardCommand() *cobra.Command {
 	cmd.Flags().StringVar(&in.As, "as", "", "discard from this identity's draft (operator)")
 	a.jsonFlag(cmd)
 	return cmd
+}
+
+// listDrafts lists a draft through the owner when one runs.
+func (a *app) listDrafts(ctx context.Context, in service.ListDraftsInput) (drafts.List, error) {
+	var out drafts.List
+	err := a.viaOwner(ctx, "list_drafts", in, &out, func(s *service.Service, c service.Caller) error {
+		var err error
+		out, err = s.ListDrafts(ctx, c, in)
+		return err
+	})
+	return out, err
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -33,7 +34,23 @@ one open collection per top-level folder of its content root, nothing rewritten.
 			if a.jsonOut {
 				return a.printJSON(out)
 			}
-			fmt.Fprintf(a.stdout, "initialised %s: content %s, collections %v (commit %s)\n", out.Dir, out.Content, out.Collections, short(out.Commit))
+			fmt.Fprintf(a.stdout, "initialised %s (commit %s, %s)\n", out.Dir, short(out.Commit), plural(out.Committed, "1 file", "%d files"))
+			fmt.Fprintf(a.stdout, "  content root: %s\n", out.Content)
+			for _, c := range out.Collections {
+				if l := out.Languages[c]; l != "" {
+					fmt.Fprintf(a.stdout, "  collection:   %s (language %s)\n", c, l)
+				} else {
+					fmt.Fprintf(a.stdout, "  collection:   %s\n", c)
+				}
+			}
+			if len(out.Imports) > 0 {
+				fmt.Fprintf(a.stdout, "  mdx imports:  %s\n", strings.Join(out.Imports, ", "))
+			}
+			if out.Untracked > 0 {
+				fmt.Fprintf(a.stderr, "note: %s under %s not committed; graft reads Git, so commit them: git add %s && git commit\n",
+					plural(out.Untracked, "1 file is", "%d files are"), out.Content, out.Content)
+			}
+			fmt.Fprintf(a.stdout, "next: cd %s && graft check, graft search WORDS; for an agent: graft mcp --dir %s\n", out.Dir, out.Dir)
 			return nil
 		},
 	}

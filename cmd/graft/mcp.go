@@ -18,6 +18,7 @@ import (
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/mcp"
 	"github.com/graft-studio/graft/owner"
+	"github.com/graft-studio/graft/repo"
 	"github.com/graft-studio/graft/service"
 )
 
@@ -79,7 +80,7 @@ func (a *app) mcpDir() string {
 
 func (a *app) mcpOptions(f mcpFlags, logger *slog.Logger) mcp.Options {
 	return mcp.Options{Dir: a.mcpDir(), Branch: f.branch, ElicitApprovals: f.elicit, LocalFiles: true,
-		Identity: a.stdioIdentity(), Logger: logger, Version: version}
+		Identity: a.stdioIdentity(), Logger: logger, Version: graftVersion()}
 }
 
 // stdioIdentity is agent:graft-cli (GRAFT_DEV_SCOPES), or the identity of
@@ -109,7 +110,7 @@ func (a *app) inMemory(ctx context.Context, f mcpFlags) (*sdk.ClientSession, err
 			if err != nil {
 				return nil, err
 			}
-			return conn.MCP(ctx, caller, version)
+			return conn.MCP(ctx, caller, graftVersion())
 		}
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -118,7 +119,7 @@ func (a *app) inMemory(ctx context.Context, f mcpFlags) (*sdk.ClientSession, err
 	if _, err := s.Connect(ctx, st); err != nil {
 		return nil, err
 	}
-	c := sdk.NewClient(&sdk.Implementation{Name: "graft-cli", Version: version}, nil)
+	c := sdk.NewClient(&sdk.Implementation{Name: "graft-cli", Version: graftVersion()}, nil)
 	return c.Connect(ctx, ct, nil)
 }
 
@@ -128,6 +129,7 @@ func (a *app) mcpToolsCommand(f *mcpFlags) *cobra.Command {
 		Short: "List the MCP tools (--json: their full definitions)",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			a.hintProjectDir("graft mcp tools")
 			cs, err := a.inMemory(cmd.Context(), *f)
 			if err != nil {
 				return err
@@ -175,6 +177,8 @@ tool's structured result; a failure prints the error JSON and exits 1 (3 when a
 person's approval is required, printing the approval id).`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
+			a.toolSurface = true
+			a.hintProjectDir("graft mcp call")
 			raw, err := callInput(input, a.stdin)
 			if err != nil {
 				return err
@@ -248,4 +252,21 @@ func callInput(input string, stdin io.Reader) (json.RawMessage, error) {
 		return nil, usageError{fmt.Errorf("--input is not a JSON object: %v", err)}
 	}
 	return json.RawMessage(data), nil
+}
+
+// hintProjectDir says on stderr, when no --dir (or GRAFT_DIR) names a
+// project but the working directory is inside one, that the project's tools
+// need --dir: graft mcp never adopts a project silently (DESIGN §9), and
+// without a word only the three project-free tools would show.
+func (a *app) hintProjectDir(command string) {
+	if a.mcpDir() != "" {
+		return
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return
+	}
+	if dir, err := repo.FindConfig(wd); err == nil {
+		fmt.Fprintf(a.stderr, "%s: no --dir, so only the tools that need no project are served (explain_error, list_packages, list_registry); for the project at %s pass --dir %s (or set GRAFT_DIR)\n", command, dir, dir)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/graft-studio/graft/crash"
 	"github.com/graft-studio/graft/owner"
 	"github.com/graft-studio/graft/repo"
+	"github.com/graft-studio/graft/service"
 )
 
 // Environment of the one-owner model.
@@ -58,4 +59,46 @@ func (a *app) bridgeMCP(ctx context.Context, f mcpFlags, logger *slog.Logger) (d
 	defer cancel()
 	crash.Go("owner attach", func() { conn.Attach(actx) })
 	return true, conn.Bridge(ctx, a.stdin, a.stdout, caller)
+}
+
+// viaOwner runs one CLI operation: as the MCP tool named tool on the
+// project's owner when one runs (the operator calling over its socket, so
+// the owner stays the one process that holds the indexes and writes, DESIGN
+// §11, and nothing waits for its locks), otherwise in this process through
+// local. in and out are the tool's input and output, the service's own
+// types, so both paths print the same. Commands whose result a tool cannot
+// carry as it is (content get's file bytes, content write's typed
+// frontmatter) stay in this process.
+func (a *app) viaOwner(ctx context.Context, tool string, in, out any, local func(*service.Service, service.Caller) error) error {
+	dir, err := a.projectDir()
+	if err != nil {
+		return err
+	}
+	if conn, ok := owner.Dial(dir); ok {
+		return callOwnerTool(ctx, conn, service.Operator(dir), tool, in, out)
+	}
+	s, caller, err := a.open()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return local(s, caller)
+}
+
+// production names the production branch where a command reads it by
+// default: MCP reads default to the caller's draft, the CLI's to production
+// (DESIGN §8), so a call through the owner names it.
+func (a *app) production(branch string) string {
+	if branch != "" {
+		return branch
+	}
+	dir, err := a.projectDir()
+	if err != nil {
+		return ""
+	}
+	p, err := repo.OpenProject(dir)
+	if err != nil {
+		return ""
+	}
+	return p.Production()
 }

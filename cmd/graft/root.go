@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -34,13 +35,21 @@ func (u usageError) Unwrap() error { return u.err }
 type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	dir            string // --dir
-	jsonOut        bool   // --json of the command being run
+	dir            string    // --dir
+	jsonOut        bool      // --json of the command being run
+	failed         string    // the command line of the command that ran ("graft content write")
+	body           *bodyFile // the file a write's body came from, for the lines of its errors
+	toolSurface    bool      // graft mcp call: errors stay in the tools' words
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, failed: "graft"}
 	root := a.rootCommand()
+	// Usage errors point at the help of the command that was run: the
+	// deepest command the arguments name (cobra finds it as it will run it).
+	if c, _, err := root.Find(args); err == nil && c != nil {
+		a.failed = c.CommandPath()
+	}
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -60,17 +69,23 @@ func (a *app) report(err error) int {
 	}
 	var u usageError
 	if errors.As(err, &u) || isCobraUsage(err) {
-		fmt.Fprintf(a.stderr, "graft: %v\nRun 'graft --help' for usage.\n", err)
+		fmt.Fprintf(a.stderr, "graft: %v\nRun '%s --help' for usage.\n", err, a.failed)
 		return exitUsage
 	}
 	e, ok := errs.As(err)
 	if !ok {
 		e = errs.New(errs.Internal, "%v", err)
 	}
+	if e.Fix != "" && !a.toolSurface {
+		cli := *e
+		cli.Fix = forCLI(e.Fix, a.jsonOut)
+		e = &cli
+	}
 	if a.jsonOut {
 		a.stdout.Write(append(e.JSON(), '\n'))
 	} else {
 		fmt.Fprintf(a.stderr, "%s: %s\n", e.Code, e.Message)
+		printDetails(a.stderr, e, a.body)
 		if e.Fix != "" {
 			fmt.Fprintf(a.stderr, "fix: %s\n", e.Fix)
 		}
@@ -177,8 +192,48 @@ func (a *app) printJSON(v any) error {
 	return enc.Encode(v)
 }
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
+// version is set at build time with -ldflags "-X main.version=…" (make
+// build and make install set the checkout's commit).
+var version string
+
+// graftVersion is graft's version: version when the build set it, else
+// what the binary's build information gives.
+func graftVersion() string {
+	if version != "" {
+		return version
+	}
+	return buildVersion(debug.ReadBuildInfo)
+}
+
+// buildVersion is the version the build information gives: the module's
+// version (go install …@v1.2.3), else the VCS revision the binary was built
+// from (go build in a checkout: its first 12 hex digits, "-dirty" with
+// uncommitted changes, and the commit time), else "(devel)".
+func buildVersion(read func() (*debug.BuildInfo, bool)) string {
+	info, ok := read()
+	if !ok {
+		return "(devel)"
+	}
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	settings := map[string]string{}
+	for _, s := range info.Settings {
+		settings[s.Key] = s.Value
+	}
+	rev := settings["vcs.revision"]
+	if rev == "" {
+		return "(devel)"
+	}
+	out := "(devel) " + rev[:min(12, len(rev))]
+	if settings["vcs.modified"] == "true" {
+		out += "-dirty"
+	}
+	if t := settings["vcs.time"]; t != "" {
+		out += " " + t
+	}
+	return out
+}
 
 func (a *app) versionCommand() *cobra.Command {
 	return &cobra.Command{
@@ -186,7 +241,7 @@ func (a *app) versionCommand() *cobra.Command {
 		Short: "Print graft's version",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintln(a.stdout, "graft", version)
+			fmt.Fprintln(a.stdout, "graft", graftVersion())
 			return nil
 		},
 	}

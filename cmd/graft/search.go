@@ -14,7 +14,6 @@ import (
 
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/owner"
-	"github.com/graft-studio/graft/repo"
 	"github.com/graft-studio/graft/service"
 )
 
@@ -32,14 +31,17 @@ A progress bar is drawn on stderr when it is a terminal; --json prints one line.
 			if in.All && in.Branch != "" {
 				return usageError{fmt.Errorf("--branch and --all exclude each other")}
 			}
-			s, caller, err := a.open()
-			if err != nil {
-				return err
-			}
-			defer s.Close()
 			bar := newProgressBar(a.stderr)
-			in.Progress = bar.update
-			out, err := s.Compile(cmd.Context(), caller, in)
+			var out service.CompileOutput
+			if !in.All {
+				in.Branch = a.production(in.Branch)
+			}
+			err := a.viaOwner(cmd.Context(), "compile_index", in, &out, func(s *service.Service, c service.Caller) error {
+				in.Progress = bar.update
+				var err error
+				out, err = s.Compile(cmd.Context(), c, in)
+				return err
+			})
 			bar.done()
 			if a.jsonOut {
 				for _, r := range out.Results {
@@ -95,7 +97,15 @@ production, the nearest version of each document winning.`,
 				if h.Branch != out.Branch {
 					from = " (from " + h.Branch + ")"
 				}
-				fmt.Fprintf(a.stdout, "%s/%s%s  (score %.3g)\n    %s\n", h.Collection, h.Slug, from, h.Score, h.Snippet)
+				id := h.Collection + "/" + h.Slug
+				if title, ok := h.Data["title"].(string); ok && strings.TrimSpace(title) != "" {
+					fmt.Fprintf(a.stdout, "%s  (%s%s, score %.3g)\n", strings.TrimSpace(title), id, from, h.Score)
+				} else {
+					fmt.Fprintf(a.stdout, "%s%s  (score %.3g)\n", id, from, h.Score)
+				}
+				if h.Snippet != "" {
+					fmt.Fprintf(a.stdout, "    %s\n", h.Snippet)
+				}
 			}
 			fmt.Fprintf(a.stdout, "%d of %d hits on %s\n", len(out.Hits), out.Total, strings.Join(out.Chain, " → "))
 			for b, f := range out.Freshness {
@@ -163,34 +173,20 @@ func (p *progressBar) done() {
 // index, no lock wait), else in this process (waiting a few seconds at most
 // for the index: INDEX_BUSY).
 func (a *app) search(ctx context.Context, in service.SearchInput) (service.SearchOutput, error) {
-	dir, err := a.projectDir()
-	if err != nil {
-		return service.SearchOutput{}, err
-	}
-	if conn, ok := owner.Dial(dir); ok {
-		p, err := repo.OpenProject(dir)
-		if err != nil {
-			return service.SearchOutput{}, err
-		}
-		if in.Branch == "" {
-			in.Branch = p.Production() // the CLI reads production by default
-		}
-		var out service.SearchOutput
-		err = callOwnerTool(ctx, conn, service.Operator(dir), "search_content", in, &out)
-		return out, err
-	}
-	s, caller, err := a.open()
-	if err != nil {
-		return service.SearchOutput{}, err
-	}
-	defer s.Close()
-	return s.Search(ctx, caller, in)
+	var out service.SearchOutput
+	in.Branch = a.production(in.Branch)
+	err := a.viaOwner(ctx, "search_content", in, &out, func(s *service.Service, c service.Caller) error {
+		var err error
+		out, err = s.Search(ctx, c, in)
+		return err
+	})
+	return out, err
 }
 
 // callOwnerTool calls one MCP tool on the owner as caller and decodes its
 // structured result into out; a tool error comes back as its *errs.Error.
 func callOwnerTool(ctx context.Context, conn *owner.Conn, caller service.Caller, name string, in, out any) error {
-	cs, err := conn.MCP(ctx, caller, version)
+	cs, err := conn.MCP(ctx, caller, graftVersion())
 	if err != nil {
 		return err
 	}

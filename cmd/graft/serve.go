@@ -102,7 +102,7 @@ func (a *app) runServe(parent context.Context, f serveFlags) error {
 	}
 
 	opts := serve.Options{Dir: dir, TrustedProxyHops: f.hops, AllowedOrigins: f.origins, Rate: rate,
-		AllowAnonymous: os.Getenv(serve.AllowAnonymousEnv) == "1", Version: version, Logger: logger}
+		AllowAnonymous: os.Getenv(serve.AllowAnonymousEnv) == "1", Version: graftVersion(), Logger: logger}
 	if !f.ownerOnly {
 		opts.Addr = f.addr
 	}

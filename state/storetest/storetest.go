@@ -300,6 +300,12 @@ func audit(t *testing.T, s state.Store) {
 	if err != nil || len(page) != 1 || page[0].ID != ids[2] {
 		t.Errorf("paging: %v %v", page, err)
 	}
+	// The newest entries, as `graft audit --limit 2` shows them: the last
+	// two, oldest first.
+	newest, err := s.ListAudit(ctx, state.AuditFilter{Limit: 2, Newest: true})
+	if err != nil || len(newest) != 2 || newest[0].ID != ids[2] || newest[1].ID != ids[3] {
+		t.Errorf("newest: %v %v", newest, err)
+	}
 	e, err := s.AppendAudit(ctx, state.AuditEntry{Identity: "user:ada", Operation: "decide_approval", Result: "APPROVAL_INVALID"})
 	if err != nil || e.At.IsZero() {
 		t.Errorf("append without time: %+v %v", e, err)
