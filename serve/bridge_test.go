@@ -1,7 +1,9 @@
 package serve_test
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -50,17 +52,70 @@ func TestBridgeUnknownTool(t *testing.T) {
 	}
 	agent := service.Caller{ID: "agent:graft-cli", Scopes: []string{service.ScopeContentWrite}}
 	for i, line := range lines {
-		var out strings.Builder
-		in := line + "\n" + `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"list_collections","arguments":{}}}` + "\n"
-		if err := conn.Bridge(ctx, strings.NewReader(in), &out, agent); err != nil {
-			t.Fatalf("line %d: bridge: %v", i, err)
-		}
-		got := out.String()
-		if !strings.Contains(got, `"error":{"code":-32602`) {
+		rs := pipeSession(t, ctx, conn, owner.Session{Caller: agent})
+		rs.send(line)
+		if got := rs.next(); !strings.Contains(got, `"error":{"code":-32602`) {
 			t.Errorf("line %d: no JSON-RPC invalid-params error:\n%s", i, got)
 		}
-		if !strings.Contains(got, `"id":9,"result"`) || strings.Contains(got, "graft owner:") {
+		rs.send(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"list_collections","arguments":{}}}`)
+		if got := rs.next(); !strings.Contains(got, `"id":9,"result"`) {
 			t.Fatalf("line %d: the owner did not answer the next call:\n%s", i, got)
 		}
+		rs.close()
+	}
+}
+
+// rawSession is a client speaking JSON-RPC lines through the bridge
+// (owner.Conn.Pipe) to one MCP session on the owner.
+type rawSession struct {
+	t    *testing.T
+	in   *io.PipeWriter
+	out  *bufio.Reader
+	done chan error
+}
+
+// pipeSession bridges a raw client to the owner and does the handshake.
+func pipeSession(t *testing.T, ctx context.Context, conn *owner.Conn, sess owner.Session) *rawSession {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	rs := &rawSession{t: t, in: inW, out: bufio.NewReader(outR), done: make(chan error, 1)}
+	go func() {
+		err := conn.Pipe(ctx, inR, outW, sess, nil)
+		outW.Close()
+		rs.done <- err
+	}()
+	rs.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if got := rs.next(); !strings.Contains(got, `"id":0,"result"`) {
+		t.Fatalf("initialize: %s", got)
+	}
+	rs.send(`{"jsonrpc":"2.0","method":"notifications/initialized","params":{}}`)
+	return rs
+}
+
+func (rs *rawSession) send(line string) {
+	rs.t.Helper()
+	if _, err := io.WriteString(rs.in, line+"\n"); err != nil {
+		rs.t.Fatalf("send: %v", err)
+	}
+}
+
+// next is the next line the owner sent.
+func (rs *rawSession) next() string {
+	rs.t.Helper()
+	line, err := rs.out.ReadString('\n')
+	if err != nil {
+		rs.t.Fatalf("read: %v (%q)", err, line)
+	}
+	return line
+}
+
+// close ends the client's input and waits for the bridge to return.
+func (rs *rawSession) close() {
+	rs.t.Helper()
+	rs.in.Close()
+	io.Copy(io.Discard, rs.out)
+	if err := <-rs.done; err != nil {
+		rs.t.Errorf("bridge: %v", err)
 	}
 }

@@ -1,0 +1,368 @@
+package serve
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/graft-studio/graft/crash"
+	"github.com/graft-studio/graft/errs"
+	"github.com/graft-studio/graft/mcp"
+	"github.com/graft-studio/graft/service"
+)
+
+// The owner socket speaks two protocols on one listener. A connection whose
+// first line is the session preamble,
+//
+//	GRAFT-MCP/1 <base64url JSON of Session>\n
+//
+// is one MCP session: the owner answers "OK\n" (or "ERR <error JSON>\n" and
+// closes), then both sides exchange newline-delimited JSON-RPC until either
+// closes — the byte pipe `graft mcp` bridges its stdio to (DESIGN §11). Any
+// other connection is HTTP (short CLI commands, the content routes). No HTTP
+// method starts with the preamble, so its first bytes tell them apart.
+const sessionPreamble = "GRAFT-MCP/1 "
+
+// Session is what a bridged `graft mcp` (or a CLI command) asks its MCP
+// session on the owner socket to be served with.
+type Session struct {
+	// Caller is the identity every request of the session acts as; the
+	// socket trusts it because only its user can connect (peer credentials
+	// are checked).
+	Caller service.Caller `json:"caller"`
+	// Branch is the default branch of every tool that takes one (--branch).
+	Branch string `json:"branch,omitempty"`
+	// ElicitApprovals asks approvals in-band (--elicit-approvals).
+	ElicitApprovals bool `json:"elicitApprovals,omitempty"`
+}
+
+// Preamble is the line that opens the session on the owner socket.
+func (s Session) Preamble() []byte {
+	b, _ := json.Marshal(s)
+	return []byte(sessionPreamble + base64.RawURLEncoding.EncodeToString(b) + "\n")
+}
+
+// ReadSessionAnswer reads the owner's answer to a preamble: nil for "OK",
+// the owner's error for "ERR …".
+func ReadSessionAnswer(r *bufio.Reader) error {
+	line, err := r.ReadSlice('\n')
+	if err != nil {
+		return fmt.Errorf("the owner closed the session before answering: %w", err)
+	}
+	line = bytes.TrimRight(line, "\r\n")
+	if string(line) == "OK" {
+		return nil
+	}
+	if rest, ok := bytes.CutPrefix(line, []byte("ERR ")); ok {
+		var e errs.Error
+		if json.Unmarshal(rest, &e) == nil && e.Code != "" {
+			return &e
+		}
+	}
+	return fmt.Errorf("the owner answered %.80q to the session preamble", line)
+}
+
+func decodeSession(line []byte) (Session, error) {
+	var s Session
+	b, err := base64.RawURLEncoding.DecodeString(string(bytes.TrimSpace(line)))
+	if err == nil {
+		err = json.Unmarshal(b, &s)
+	}
+	if err != nil || (s.Caller.ID == "" && !s.Caller.Anonymous) {
+		return Session{}, errs.New(errs.InputValidationFailed, "the session preamble does not carry an encoded session").
+			WithFix("let graft's own client open the session")
+	}
+	if s.Caller.Scopes == nil {
+		s.Caller.Scopes = []string{}
+	}
+	return s, nil
+}
+
+// maxPreamble bounds the preamble line.
+const maxPreamble = 64 << 10
+
+// sniffTimeout bounds how long a connection may take to send its first bytes.
+const sniffTimeout = 10 * time.Second
+
+// socketMux serves the owner socket: it checks each connection's peer,
+// serves MCP sessions itself and hands HTTP connections to its listener.
+type socketMux struct {
+	srv    *Server
+	ln     net.Listener
+	http   *chanListener
+	attach func() func()
+
+	mu       sync.Mutex
+	sessions map[net.Conn]struct{}
+	closed   bool
+	wg       sync.WaitGroup
+}
+
+func newSocketMux(srv *Server, ln net.Listener, attach func() func()) *socketMux {
+	if attach == nil {
+		attach = func() func() { return func() {} }
+	}
+	return &socketMux{srv: srv, ln: ln, attach: attach, sessions: map[net.Conn]struct{}{},
+		http: &chanListener{addr: ln.Addr(), conns: make(chan net.Conn), done: make(chan struct{})}}
+}
+
+// run accepts connections until the listener closes.
+func (m *socketMux) run(ctx context.Context) error {
+	for {
+		c, err := m.ln.Accept()
+		if err != nil {
+			m.http.Close()
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			return err
+		}
+		if err := checkPeer(c); err != nil {
+			m.srv.logger.Warn("owner socket: connection refused", "error", err)
+			c.Close()
+			continue
+		}
+		crash.Go("owner socket connection", func() { m.route(ctx, c) })
+	}
+}
+
+// route tells an MCP session from an HTTP connection by its first bytes.
+func (m *socketMux) route(ctx context.Context, c net.Conn) {
+	c.SetReadDeadline(time.Now().Add(sniffTimeout))
+	br := bufio.NewReaderSize(c, 4096)
+	head, err := br.Peek(len(sessionPreamble))
+	if err != nil && len(head) == 0 {
+		c.Close()
+		return
+	}
+	if string(head) != sessionPreamble {
+		c.SetReadDeadline(time.Time{})
+		m.http.push(&bufferedConn{Conn: c, r: br})
+		return
+	}
+	line, err := readLine(br, maxPreamble)
+	c.SetReadDeadline(time.Time{})
+	var sess Session
+	if err == nil {
+		sess, err = decodeSession(line[len(sessionPreamble):])
+	}
+	if err != nil {
+		e, ok := errs.As(err)
+		if !ok {
+			e = errs.New(errs.InputValidationFailed, "the session preamble: %v", err)
+		}
+		c.Write(append(append([]byte("ERR "), e.JSON()...), '\n'))
+		c.Close()
+		return
+	}
+	m.serveSession(ctx, &bufferedConn{Conn: c, r: br}, sess)
+}
+
+// serveSession serves one MCP session on c until either side closes it or
+// the server stops.
+func (m *socketMux) serveSession(ctx context.Context, c *bufferedConn, sess Session) {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		c.Close()
+		return
+	}
+	m.sessions[c] = struct{}{}
+	m.wg.Add(1)
+	m.mu.Unlock()
+	release := m.attach()
+	defer func() {
+		release()
+		c.Close()
+		m.mu.Lock()
+		delete(m.sessions, c)
+		m.mu.Unlock()
+		m.wg.Done()
+	}()
+	if _, err := c.Write([]byte("OK\n")); err != nil {
+		return
+	}
+	rwc := &batchCap{conn: c, r: bufio.NewReaderSize(c.r, 64<<10)}
+	ss, err := m.srv.mcp.ConnectSession(context.WithoutCancel(ctx), rwc,
+		mcp.Session{Caller: sess.Caller, Branch: sess.Branch, ElicitApprovals: sess.ElicitApprovals, LocalFiles: true})
+	if err != nil {
+		m.srv.logger.Warn("owner socket: MCP session did not start", "error", err)
+		return
+	}
+	ss.Wait()
+}
+
+// close ends every session (the server is stopping) and waits for them.
+func (m *socketMux) close() {
+	m.mu.Lock()
+	m.closed = true
+	for c := range m.sessions {
+		c.Close()
+	}
+	m.mu.Unlock()
+	m.wg.Wait()
+}
+
+// readLine reads one line of at most max bytes (the newline excluded).
+func readLine(br *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		line = append(line, frag...)
+		if len(line) > max {
+			return nil, errs.New(errs.InputValidationFailed, "the session preamble is longer than %d bytes", max)
+		}
+		if err == nil {
+			return bytes.TrimRight(line, "\r\n"), nil
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return nil, err
+		}
+	}
+}
+
+// batchCap is a session's connection, reading it a line at a time: a
+// JSON-RPC batch of more than MaxBatch messages is refused whole, answered
+// with a JSON-RPC error, before any of it is handled (DESIGN §10: batches
+// are capped; each of their calls counts).
+type batchCap struct {
+	conn    *bufferedConn
+	r       *bufio.Reader
+	pending []byte
+	wmu     sync.Mutex
+}
+
+func (b *batchCap) Read(p []byte) (int, error) {
+	for len(b.pending) == 0 {
+		line, err := b.r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if t := bytes.TrimLeft(line, " \t\r"); len(t) == 0 || t[0] != '[' {
+				return copy(p, line), nil // a long message, not a batch: pass it on as it comes
+			}
+			// A long batch is judged whole (up to the decoder's frame limit).
+			whole := append([]byte(nil), line...)
+			for errors.Is(err, bufio.ErrBufferFull) && len(whole) <= maxFrame {
+				line, err = b.r.ReadSlice('\n')
+				whole = append(whole, line...)
+			}
+			line = whole
+		}
+		if len(line) == 0 && err != nil {
+			return 0, err
+		}
+		if n := batchLen(line); n > MaxBatch {
+			e := errs.New(errs.InputValidationFailed, "a JSON-RPC batch of %d messages is more than the %d one request may carry", n, MaxBatch).
+				With("messages", n).With("max", MaxBatch).
+				WithFix("send at most %d messages per batch, or one message at a time", MaxBatch)
+			if _, werr := b.Write(rpcError(e)); werr != nil {
+				return 0, werr
+			}
+			continue
+		}
+		b.pending = line
+	}
+	n := copy(p, b.pending)
+	b.pending = b.pending[n:]
+	return n, nil
+}
+
+// maxFrame is the longest message a session reads (the go-sdk's limit).
+const maxFrame = 16 << 20
+
+func (b *batchCap) Write(p []byte) (int, error) {
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
+	return b.conn.Write(p)
+}
+
+func (b *batchCap) Close() error { return b.conn.Close() }
+
+// batchLen is the number of messages of a line holding a JSON-RPC batch, 0
+// for anything else.
+func batchLen(line []byte) int {
+	t := bytes.TrimLeft(line, " \t\r")
+	if len(t) == 0 || t[0] != '[' {
+		return 0
+	}
+	var batch []json.RawMessage
+	if json.Unmarshal(t, &batch) != nil {
+		return 0
+	}
+	return len(batch)
+}
+
+// rpcError is a JSON-RPC error response (id null) carrying e as its data.
+func rpcError(e *errs.Error) []byte {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil,
+		"error": map[string]any{"code": -32600, "message": e.Message, "data": json.RawMessage(e.JSON())}})
+	return append(b, '\n')
+}
+
+// bufferedConn is a connection whose first bytes were read into r.
+type bufferedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+// chanListener is a net.Listener of the connections route hands it.
+type chanListener struct {
+	addr  net.Addr
+	conns chan net.Conn
+	once  sync.Once
+	done  chan struct{}
+}
+
+func (l *chanListener) push(c net.Conn) {
+	select {
+	case l.conns <- c:
+	case <-l.done:
+		c.Close()
+	}
+}
+
+func (l *chanListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *chanListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *chanListener) Addr() net.Addr { return l.addr }
+
+// checkPeer refuses a connection from another user than the owner's: the
+// socket file is 0600, and the kernel's word on the peer (SO_PEERCRED) is
+// checked too.
+func checkPeer(c net.Conn) error {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return nil // not a Unix socket (tests over other listeners)
+	}
+	uid, err := peerUID(uc)
+	if err != nil {
+		return err
+	}
+	if uid >= 0 && uid != os.Getuid() {
+		return fmt.Errorf("peer uid %d is not the owner's uid %d", uid, os.Getuid())
+	}
+	return nil
+}
+
+var _ io.ReadWriteCloser = (*batchCap)(nil)
