@@ -316,7 +316,6 @@ func (s *Server) syncTools() {
 	s.logger.Debug("tool surface registered", "tools", len(list))
 }
 
-
 // syncExtras registers the prompts and resources the current config
 // offers, replacing them when their definitions changed (clients then get
 // notifications/prompts/list_changed and resources/list_changed). The

@@ -64,7 +64,7 @@ type clientSide struct {
 	mu        sync.Mutex
 	responses map[string]*jsonrpc.Response // by request id
 	calls     map[string]string            // request id → tool name
-	seen      chan struct{} // closed (and replaced) on every response
+	seen      chan struct{}                // closed (and replaced) on every response
 }
 
 func newClientSide() *clientSide {
@@ -337,7 +337,7 @@ func transparentCancelBefore(t *testing.T, s serving) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c.opts.ElicitationHandler = func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
-		cancel() // the agent gives up while the person is asked
+		cancel()                        // the agent gives up while the person is asked
 		c.response(t, "delete_content") // the server answered the cancelled call
 		return &sdk.ElicitResult{Action: "accept"}, nil
 	}

@@ -151,4 +151,3 @@ func Spawn(exe, argv0, dir string, idle, wait time.Duration) (*Conn, error) {
 	return nil, errs.New(errs.IndexBusy, "no owner opened %s within %s", SocketPath(dir), wait).
 		WithFix("look at .graft/owner.log, or run `graft serve --dir %s`", dir)
 }
-
