@@ -3,6 +3,7 @@ package serve_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -117,5 +118,49 @@ func (rs *rawSession) close() {
 	io.Copy(io.Discard, rs.out)
 	if err := <-rs.done; err != nil {
 		rs.t.Errorf("bridge: %v", err)
+	}
+}
+
+// TestSessionBatchCap: a JSON-RPC batch through the pipe counts each of its
+// messages: one of more than serve.MaxBatch is refused whole, before any of
+// it runs, and the session goes on.
+func TestSessionBatchCap(t *testing.T) {
+	dir := fixtures.SampleRepo(t)
+	if err := os.MkdirAll(filepath.Join(dir, repo.StateDirName), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sl, err := net.Listen("unix", owner.SocketPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := service.Caller{ID: "user:op@example.org", Operator: true}
+	srv, err := serve.New(serve.Options{Dir: dir, WatchInterval: -1, Operator: &op})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, serve.Listeners{Socket: sl}, 5*time.Second) }()
+	t.Cleanup(func() { cancel(); <-done; srv.Close() })
+	conn, ok := owner.Dial(dir)
+	if !ok {
+		t.Fatal("no owner on the socket")
+	}
+	rs := pipeSession(t, ctx, conn, owner.Session{Caller: op})
+	var calls []string
+	for i := 0; i <= serve.MaxBatch; i++ {
+		calls = append(calls, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"write_content","arguments":{"collection":"notes","slug":"b-%d","data":{},"body":"x\n"}}}`, 100+i, i))
+	}
+	rs.send("[" + strings.Join(calls, ",") + "]")
+	if got := rs.next(); !strings.Contains(got, `"code":-32600`) || !strings.Contains(got, "INPUT_VALIDATION_FAILED") {
+		t.Fatalf("a batch of %d: %s", len(calls), got)
+	}
+	rs.send(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"list_collections","arguments":{}}}`)
+	if got := rs.next(); !strings.Contains(got, `"id":9,"result"`) {
+		t.Fatalf("after the batch: %s", got)
+	}
+	rs.close()
+	if out := gitOut(t, dir, "branch", "--list", "graft-studio/*"); out != "" {
+		t.Errorf("part of a refused batch ran: %s", out)
 	}
 }
