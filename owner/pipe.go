@@ -28,7 +28,19 @@ type Redial func() (*Conn, error)
 // owner redial finds and the client goes on without noticing; a call in
 // flight at that moment gets no answer. Pipe returns when in ends (once
 // the owner has answered what was sent) or ctx ends.
+//
+// When in and out are pipes or sockets (an MCP client started this
+// process), Pipe takes the copying out of the pipe: it passes their
+// descriptors to the owner, which reads and answers the client itself
+// (serve.Session.Stdio), and this process only waits for the session to end
+// or the owner to go. Every message then costs one process hop fewer.
 func (c *Conn) Pipe(ctx context.Context, in io.Reader, out io.Writer, sess Session, redial Redial) error {
+	if fin, fout, ok := stdioFiles(in, out); ok {
+		err := c.pipeStdio(ctx, fin, fout, sess, redial)
+		if !errors.Is(err, errByteOwner) {
+			return err
+		}
+	}
 	conn, r, err := c.open(ctx, sess)
 	if err != nil {
 		return err

@@ -3,12 +3,14 @@ package serve_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -70,19 +72,43 @@ func TestBridgeUnknownTool(t *testing.T) {
 // (owner.Conn.Pipe) to one MCP session on the owner.
 type rawSession struct {
 	t    *testing.T
-	in   *io.PipeWriter
+	in   io.WriteCloser
 	out  *bufio.Reader
 	done chan error
 }
 
-// pipeSession bridges a raw client to the owner and does the handshake.
+// pipeSession bridges a raw client to the owner and does the handshake,
+// over in-memory pipes: the bridge copies every byte.
 func pipeSession(t *testing.T, ctx context.Context, conn *owner.Conn, sess owner.Session) *rawSession {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
+	return bridgeSession(t, ctx, conn, sess, inR, inW, outR, outW, nil)
+}
+
+// osPipeSession is pipeSession over OS pipes, as an MCP client starting
+// `graft mcp` gives it: the bridge passes them to the owner (a stdio
+// session); redial finds the owner again when it changes.
+func osPipeSession(t *testing.T, ctx context.Context, conn *owner.Conn, sess owner.Session, redial owner.Redial) *rawSession {
+	t.Helper()
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { inR.Close(); inW.Close(); outR.Close() })
+	return bridgeSession(t, ctx, conn, sess, inR, inW, outR, outW, redial)
+}
+
+func bridgeSession(t *testing.T, ctx context.Context, conn *owner.Conn, sess owner.Session,
+	inR io.Reader, inW io.WriteCloser, outR io.Reader, outW io.WriteCloser, redial owner.Redial) *rawSession {
+	t.Helper()
 	rs := &rawSession{t: t, in: inW, out: bufio.NewReader(outR), done: make(chan error, 1)}
 	go func() {
-		err := conn.Pipe(ctx, inR, outW, sess, nil)
+		err := conn.Pipe(ctx, inR, outW, sess, redial)
 		outW.Close()
 		rs.done <- err
 	}()
@@ -146,7 +172,25 @@ func TestSessionBatchCap(t *testing.T) {
 	if !ok {
 		t.Fatal("no owner on the socket")
 	}
-	rs := pipeSession(t, ctx, conn, owner.Session{Caller: op})
+	for _, mode := range []string{"byte pipe", "stdio"} {
+		t.Run(mode, func(t *testing.T) {
+			var rs *rawSession
+			if mode == "stdio" {
+				rs = osPipeSession(t, ctx, conn, owner.Session{Caller: op}, nil)
+			} else {
+				rs = pipeSession(t, ctx, conn, owner.Session{Caller: op})
+			}
+			batchCapped(t, rs)
+		})
+	}
+	if out := gitOut(t, dir, "branch", "--list", "graft-studio/*"); out != "" {
+		t.Errorf("part of a refused batch ran: %s", out)
+	}
+}
+
+// batchCapped sends a batch of one message too many, then a call.
+func batchCapped(t *testing.T, rs *rawSession) {
+	t.Helper()
 	var calls []string
 	for i := 0; i <= serve.MaxBatch; i++ {
 		calls = append(calls, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"write_content","arguments":{"collection":"notes","slug":"b-%d","data":{},"body":"x\n"}}}`, 100+i, i))
@@ -160,7 +204,58 @@ func TestSessionBatchCap(t *testing.T) {
 		t.Fatalf("after the batch: %s", got)
 	}
 	rs.close()
-	if out := gitOut(t, dir, "branch", "--list", "graft-studio/*"); out != "" {
-		t.Errorf("part of a refused batch ran: %s", out)
+}
+
+// TestStdioSessionNewOwner: a bridge on OS pipes hands them to the owner;
+// when that owner stops and another one takes the socket, the client's
+// session goes on with the new one (the handshake replayed, its second
+// initialize result not passed on), and the bridge returns once the
+// client's input ends.
+func TestStdioSessionNewOwner(t *testing.T) {
+	dir := fixtures.SampleRepo(t)
+	if err := os.MkdirAll(filepath.Join(dir, repo.StateDirName), 0o700); err != nil {
+		t.Fatal(err)
 	}
+	op := service.Caller{ID: "user:op@example.org", Operator: true}
+	start := func() (stop func()) {
+		sl, err := net.Listen("unix", owner.SocketPath(dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := serve.New(serve.Options{Dir: dir, WatchInterval: -1, Operator: &op})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(ctx, serve.Listeners{Socket: sl}, 5*time.Second) }()
+		var once sync.Once
+		stop = func() { once.Do(func() { cancel(); <-done; srv.Close() }) }
+		t.Cleanup(stop)
+		return stop
+	}
+	stopFirst := start()
+	conn, ok := owner.Dial(dir)
+	if !ok {
+		t.Fatal("no owner on the socket")
+	}
+	redial := func() (*owner.Conn, error) {
+		if c, ok := owner.Dial(dir); ok {
+			return c, nil
+		}
+		return nil, errors.New("no owner yet")
+	}
+	rs := osPipeSession(t, context.Background(), conn, owner.Session{Caller: op}, redial)
+	call := func(id int) {
+		t.Helper()
+		rs.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"list_collections","arguments":{}}}`, id))
+		if got := rs.next(); !strings.Contains(got, fmt.Sprintf(`"id":%d,"result"`, id)) {
+			t.Fatalf("call %d: %s", id, got)
+		}
+	}
+	call(1)
+	stopFirst()
+	start()
+	call(2)
+	rs.close()
 }

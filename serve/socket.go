@@ -30,6 +30,16 @@ import (
 // closes — the byte pipe `graft mcp` bridges its stdio to (DESIGN §11). Any
 // other connection is HTTP (short CLI commands, the content routes). No HTTP
 // method starts with the preamble, so its first bytes tell them apart.
+//
+// A session whose preamble asks for stdio (Session.Stdio) is the same byte
+// pipe with the copying bridge taken out of it: the owner answers "OK stdio\n",
+// the bridge passes its own stdin and stdout over the socket (SCM_RIGHTS,
+// one byte carrying both descriptors), and the owner serves the session on
+// them, reading the client's requests and writing its answers itself. The
+// connection stays open beside it: the owner sends "HELLO <base64url line>\n"
+// for the client's initialize and notifications/initialized (so that the
+// bridge can replay them on another owner, Session.Replay) and "END\n" when
+// the session is over; either side closing it ends the session.
 const sessionPreamble = "GRAFT-MCP/1 "
 
 // Session is what a bridged `graft mcp` (or a CLI command) asks its MCP
@@ -43,6 +53,15 @@ type Session struct {
 	Branch string `json:"branch,omitempty"`
 	// ElicitApprovals asks approvals in-band (--elicit-approvals).
 	ElicitApprovals bool `json:"elicitApprovals,omitempty"`
+	// Stdio says the bridge passes its stdin and stdout to the owner, which
+	// serves the session on them (see above).
+	Stdio bool `json:"stdio,omitempty"`
+	// Replay is the client's handshake (initialize, then
+	// notifications/initialized), one JSON-RPC message each, when a bridge
+	// opens its session again on a new owner: the owner reads them before
+	// the client's stdin and does not pass on the initialize result, which
+	// the client already has. Only with Stdio.
+	Replay []string `json:"replay,omitempty"`
 }
 
 // Preamble is the line that opens the session on the owner socket.
@@ -54,21 +73,36 @@ func (s Session) Preamble() []byte {
 // ReadSessionAnswer reads the owner's answer to a preamble: nil for "OK",
 // the owner's error for "ERR …".
 func ReadSessionAnswer(r *bufio.Reader) error {
+	mode, err := ReadSessionMode(r)
+	if err == nil && mode != "" {
+		return fmt.Errorf("the owner answered %q to a byte-pipe session", "OK "+mode)
+	}
+	return err
+}
+
+// ReadSessionMode is ReadSessionAnswer for a preamble that may be answered
+// "OK <mode>": it returns the mode ("stdio" for a Stdio session the owner
+// takes the descriptors of; "" for a byte pipe, from an owner that predates
+// Stdio sessions).
+func ReadSessionMode(r *bufio.Reader) (string, error) {
 	line, err := r.ReadSlice('\n')
 	if err != nil {
-		return fmt.Errorf("the owner closed the session before answering: %w", err)
+		return "", fmt.Errorf("the owner closed the session before answering: %w", err)
 	}
 	line = bytes.TrimRight(line, "\r\n")
 	if string(line) == "OK" {
-		return nil
+		return "", nil
+	}
+	if mode, ok := bytes.CutPrefix(line, []byte("OK ")); ok {
+		return string(mode), nil
 	}
 	if rest, ok := bytes.CutPrefix(line, []byte("ERR ")); ok {
 		var e errs.Error
 		if json.Unmarshal(rest, &e) == nil && e.Code != "" {
-			return &e
+			return "", &e
 		}
 	}
-	return fmt.Errorf("the owner answered %.80q to the session preamble", line)
+	return "", fmt.Errorf("the owner answered %.80q to the session preamble", line)
 }
 
 func decodeSession(line []byte) (Session, error) {
@@ -76,6 +110,9 @@ func decodeSession(line []byte) (Session, error) {
 	b, err := base64.RawURLEncoding.DecodeString(string(bytes.TrimSpace(line)))
 	if err == nil {
 		err = json.Unmarshal(b, &s)
+	}
+	if err == nil && len(s.Replay) > 0 && !s.Stdio {
+		err = errors.New("a replay is only for stdio sessions")
 	}
 	if err != nil || (s.Caller.ID == "" && !s.Caller.Anonymous) {
 		return Session{}, errs.New(errs.InputValidationFailed, "the session preamble does not carry an encoded session").
@@ -188,10 +225,22 @@ func (m *socketMux) serveSession(ctx context.Context, c *bufferedConn, sess Sess
 		m.mu.Unlock()
 		m.wg.Done()
 	}()
-	if _, err := c.Write([]byte("OK\n")); err != nil {
-		return
+	var rwc io.ReadWriteCloser
+	var bridge *bridgeLink
+	if sess.Stdio {
+		st, err := takeStdio(c, sess)
+		if err != nil {
+			m.srv.logger.Warn("owner socket: the bridge's stdio was not passed", "error", err)
+			return
+		}
+		defer st.close()
+		rwc, bridge = st.rwc, st.link
+	} else {
+		if _, err := c.Write([]byte("OK\n")); err != nil {
+			return
+		}
+		rwc = &batchCap{r: bufio.NewReaderSize(c.r, 64<<10), w: c, c: c}
 	}
-	rwc := &batchCap{conn: c, r: bufio.NewReaderSize(c.r, 64<<10)}
 	ss, err := m.srv.mcp.ConnectSession(context.WithoutCancel(ctx), rwc,
 		mcp.Session{Caller: sess.Caller, Branch: sess.Branch, ElicitApprovals: sess.ElicitApprovals, LocalFiles: true})
 	if err != nil {
@@ -199,6 +248,9 @@ func (m *socketMux) serveSession(ctx context.Context, c *bufferedConn, sess Sess
 		return
 	}
 	ss.Wait()
+	if bridge != nil {
+		bridge.send("END\n")
+	}
 }
 
 // close ends every session (the server is stopping) and waits for them.
@@ -235,8 +287,10 @@ func readLine(br *bufio.Reader, max int) ([]byte, error) {
 // with a JSON-RPC error, before any of it is handled (DESIGN §10: batches
 // are capped; each of their calls counts).
 type batchCap struct {
-	conn    *bufferedConn
 	r       *bufio.Reader
+	w       io.Writer              // the session's answers
+	c       io.Closer              // what ends the session
+	tap     func(line []byte) bool // sees each line read until it returns false
 	pending []byte
 	wmu     sync.Mutex
 }
@@ -268,6 +322,9 @@ func (b *batchCap) Read(p []byte) (int, error) {
 			}
 			continue
 		}
+		if b.tap != nil && !b.tap(line) {
+			b.tap = nil
+		}
 		b.pending = line
 	}
 	n := copy(p, b.pending)
@@ -281,10 +338,10 @@ const maxFrame = 16 << 20
 func (b *batchCap) Write(p []byte) (int, error) {
 	b.wmu.Lock()
 	defer b.wmu.Unlock()
-	return b.conn.Write(p)
+	return b.w.Write(p)
 }
 
-func (b *batchCap) Close() error { return b.conn.Close() }
+func (b *batchCap) Close() error { return b.c.Close() }
 
 // batchLen is the number of messages of a line holding a JSON-RPC batch, 0
 // for anything else.
