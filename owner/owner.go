@@ -14,7 +14,9 @@
 //     owner acting as caller; (*Conn).MCPSession adds the session's flags
 //     (a default branch, approvals asked in band). Close it when done.
 //   - (*Conn).Pipe is `graft mcp`'s bridge: stdio to one session, a byte
-//     pipe that opens the session again when the owner changes.
+//     pipe that opens the session again when the owner changes. When stdio
+//     is pipes, it passes them to the owner, which serves the client on
+//     them directly.
 //   - (*Conn).AskShutdown asks a background owner to give way.
 //
 // Ownership is an exclusive flock on .graft/owner.lock, held for the owner's
