@@ -31,7 +31,7 @@ func (s *Server) complete(ctx context.Context, req *sdk.CompleteRequest) (*sdk.C
 		if err != nil {
 			return &sdk.CompleteResult{Completion: sdk.CompletionResultDetails{Values: []string{}}}, nil
 		}
-		caller, err := s.opts.Identity(ctx)
+		caller, err := s.callerOf(ctx, req.Session)
 		if err != nil {
 			return &sdk.CompleteResult{Completion: sdk.CompletionResultDetails{Values: []string{}}}, nil
 		}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/graft-studio/graft/repo"
 )
 
 // prompt is one prompt: its definition and how its text is built.
@@ -80,24 +82,47 @@ func pathsNote(p string) string {
 	return " paths " + p
 }
 
-func (s *Server) addPrompts() {
-	for _, p := range prompts() {
-		p := p
-		s.sdk.AddPrompt(p.def, func(_ context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
-			args := req.Params.Arguments
-			for _, a := range p.def.Arguments {
-				if a.Required && strings.TrimSpace(args[a.Name]) == "" {
-					// Invalid params (-32602), not the go-sdk's code 0 for a plain error.
-					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
-						Message: fmt.Sprintf("prompt %s needs argument %s", p.def.Name, a.Name)}
-				}
-			}
-			text, err := p.text(args)
-			if err != nil {
-				return nil, err
-			}
-			return &sdk.GetPromptResult{Description: p.def.Description,
-				Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: text}}}}, nil
-		})
+// promptDefinition is p as clients see it for a project config (nil when
+// none is loaded): a collection argument names the project's collections,
+// so the prompt surface follows graft.yaml as the tools' does.
+func promptDefinition(p prompt, cfg *repo.Config) *sdk.Prompt {
+	def := *p.def
+	def.Arguments = make([]*sdk.PromptArgument, len(p.def.Arguments))
+	for i, a := range p.def.Arguments {
+		arg := *a
+		if arg.Name == "collection" && cfg != nil && len(cfg.Collections) > 0 {
+			arg.Description += "; one of: " + strings.Join(collectionNames(cfg), ", ")
+		}
+		def.Arguments[i] = &arg
 	}
+	return &def
+}
+
+// collectionNames lists the config's collections in their order.
+func collectionNames(cfg *repo.Config) []string {
+	names := make([]string, len(cfg.Collections))
+	for i, c := range cfg.Collections {
+		names[i] = c.Name
+	}
+	return names
+}
+
+// addPrompt registers one prompt (replacing one of the same name).
+func (s *Server) addPrompt(p prompt, def *sdk.Prompt) {
+	s.sdk.AddPrompt(def, func(_ context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+		args := req.Params.Arguments
+		for _, a := range p.def.Arguments {
+			if a.Required && strings.TrimSpace(args[a.Name]) == "" {
+				// Invalid params (-32602), not the go-sdk's code 0 for a plain error.
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+					Message: fmt.Sprintf("prompt %s needs argument %s", p.def.Name, a.Name)}
+			}
+		}
+		text, err := p.text(args)
+		if err != nil {
+			return nil, err
+		}
+		return &sdk.GetPromptResult{Description: p.def.Description,
+			Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: text}}}}, nil
+	})
 }

@@ -8,6 +8,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/graft-studio/graft/repo"
 	"github.com/graft-studio/graft/service"
 )
 
@@ -24,13 +25,27 @@ func documentURI(branch, collection, slug string) string {
 	return "graft://" + url.PathEscape(branch) + "/" + url.PathEscape(collection) + "/" + url.PathEscape(slug)
 }
 
-func (s *Server) addResources() {
-	s.sdk.AddResourceTemplate(&sdk.ResourceTemplate{Name: "document", Title: "Document file", URITemplate: documentTemplate,
-		MIMEType:    "text/markdown",
-		Description: "The raw bytes of a document (frontmatter and body) on a branch."}, s.readDocument)
-	s.sdk.AddResourceTemplate(&sdk.ResourceTemplate{Name: "schema", Title: "Project schema", URITemplate: schemaTemplate,
-		MIMEType:    "application/json",
-		Description: "Every collection as JSON Schema plus the functions (describe_schema) for a branch."}, s.readSchema)
+// resourceSurface is the resources clients see for a project config (nil
+// when none is loaded): the two templates, whose descriptions name the
+// collections, and production's schema as a listed resource — so the
+// resource surface follows graft.yaml as the tools' does.
+func resourceSurface(cfg *repo.Config, production string) ([]*sdk.ResourceTemplate, []*sdk.Resource) {
+	docs := "The raw bytes of a document (frontmatter and body) on a branch."
+	if cfg != nil && len(cfg.Collections) > 0 {
+		docs += " Collections: " + strings.Join(collectionNames(cfg), ", ") + "."
+	}
+	templates := []*sdk.ResourceTemplate{
+		{Name: "document", Title: "Document file", URITemplate: documentTemplate, MIMEType: "text/markdown", Description: docs},
+		{Name: "schema", Title: "Project schema", URITemplate: schemaTemplate, MIMEType: "application/json",
+			Description: "Every collection as JSON Schema plus the functions (describe_schema) for a branch."},
+	}
+	var listed []*sdk.Resource
+	if cfg != nil && production != "" {
+		listed = append(listed, &sdk.Resource{Name: "production-schema", Title: "Production's schema",
+			URI: "graft://" + url.PathEscape(production) + "/schema", MIMEType: "application/json",
+			Description: "Every collection of production (" + production + ") as JSON Schema plus the functions."})
+	}
+	return templates, listed
 }
 
 // uriSegments splits a graft:// URI into its unescaped path segments.
@@ -56,7 +71,7 @@ func (s *Server) readDocument(ctx context.Context, req *sdk.ReadResourceRequest)
 	if !ok || len(parts) != 3 {
 		return nil, sdk.ResourceNotFoundError(uri)
 	}
-	svc, caller, err := s.resourceContext(ctx)
+	svc, caller, err := s.resourceContext(ctx, req.Session)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +92,7 @@ func (s *Server) readSchema(ctx context.Context, req *sdk.ReadResourceRequest) (
 	if !ok || len(parts) != 2 || parts[1] != "schema" {
 		return nil, sdk.ResourceNotFoundError(uri)
 	}
-	svc, caller, err := s.resourceContext(ctx)
+	svc, caller, err := s.resourceContext(ctx, req.Session)
 	if err != nil {
 		return nil, err
 	}
@@ -92,12 +107,12 @@ func (s *Server) readSchema(ctx context.Context, req *sdk.ReadResourceRequest) (
 	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(b)}}}, nil
 }
 
-func (s *Server) resourceContext(ctx context.Context) (*service.Service, service.Caller, error) {
+func (s *Server) resourceContext(ctx context.Context, ss *sdk.ServerSession) (*service.Service, service.Caller, error) {
 	svc, err := s.project()
 	if err != nil {
 		return nil, service.Caller{}, asToolError(err)
 	}
-	caller, err := s.opts.Identity(ctx)
+	caller, err := s.callerOf(ctx, ss)
 	if err != nil {
 		return nil, service.Caller{}, asToolError(err)
 	}

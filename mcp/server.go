@@ -72,6 +72,11 @@ type Server struct {
 	stamp   fileStamp
 	surface [32]byte        // hash of the registered tool definitions
 	names   map[string]bool // registered tool names
+	// extras is the hash of the prompts' and resources' definitions.
+	extras [32]byte
+	listed []string // URIs of the listed resources
+
+	sessions sessions // the sessions of ConnectSession
 }
 
 // fileStamp is what tells a changed graft.yaml apart cheaply.
@@ -129,11 +134,8 @@ func New(opts Options) *Server {
 	s.sdk.AddReceivingMiddleware(recoverPanics)
 	s.mu.Lock()
 	s.syncTools()
+	s.syncExtras()
 	s.mu.Unlock()
-	if opts.Dir != "" {
-		s.addResources()
-		s.addPrompts()
-	}
 	return s
 }
 
@@ -157,22 +159,29 @@ func (s *Server) Connect(ctx context.Context, t sdk.Transport) (*sdk.ServerSessi
 func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if s.opts.Dir != "" {
-		go func() {
-			tick := time.NewTicker(s.opts.PollInterval)
-			defer tick.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case <-tick.C:
-					// A panic while re-reading graft.yaml fails that pass alone.
-					crash.Do("graft.yaml refresh", func() error { s.Refresh(); return nil })
-				}
-			}
-		}()
-	}
+	go s.Watch(ctx)
 	return s.sdk.Run(ctx, t)
+}
+
+// Watch re-reads graft.yaml every PollInterval until ctx ends, so a change
+// to the surface reaches every connected client (list_changed) without a
+// call. Run watches; a server that only connects sessions (the owner) calls
+// it itself.
+func (s *Server) Watch(ctx context.Context) {
+	if s.opts.Dir == "" {
+		return
+	}
+	tick := time.NewTicker(s.opts.PollInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			// A panic while re-reading graft.yaml fails that pass alone.
+			crash.Do("graft.yaml refresh", func() error { s.Refresh(); return nil })
+		}
+	}
 }
 
 func (s *Server) configFile() string { return filepath.Join(s.opts.Dir, repo.ConfigFileName) }
@@ -220,6 +229,7 @@ func (s *Server) Refresh() {
 	}
 	s.load()
 	s.syncTools()
+	s.syncExtras()
 }
 
 // Project returns the project's service, or the error it failed to load
@@ -314,12 +324,50 @@ func (s *Server) syncTools() {
 	s.logger.Debug("tool surface registered", "tools", len(list))
 }
 
-// defaultBranch fills a tool's branch argument from --branch.
-func (s *Server) defaultBranch(b string) string {
-	if b == "" {
-		return s.opts.Branch
+// syncExtras registers the prompts and resources the current config
+// offers, replacing them when their definitions changed (clients then get
+// notifications/prompts/list_changed and resources/list_changed). The
+// caller holds s.mu.
+func (s *Server) syncExtras() {
+	if s.opts.Dir == "" {
+		return
 	}
-	return b
+	var cfg *repo.Config
+	production := ""
+	if s.svc != nil && s.loadErr == nil {
+		cfg = s.svc.Project.Config
+		production = s.svc.Project.Production()
+	}
+	var defs []*sdk.Prompt
+	for _, p := range prompts() {
+		defs = append(defs, promptDefinition(p, cfg))
+	}
+	templates, listed := resourceSurface(cfg, production)
+	b, _ := json.Marshal([]any{defs, templates, listed})
+	sum := sha256.Sum256(b)
+	if sum == s.extras {
+		return
+	}
+	first := s.extras == [32]byte{}
+	s.extras = sum
+	for i, p := range prompts() {
+		s.addPrompt(p, defs[i])
+	}
+	for _, t := range templates {
+		handler := s.readDocument
+		if t.URITemplate == schemaTemplate {
+			handler = s.readSchema
+		}
+		s.sdk.AddResourceTemplate(t, handler)
+	}
+	if !first {
+		s.sdk.RemoveResources(s.listed...)
+	}
+	s.listed = nil
+	for _, r := range listed {
+		s.sdk.AddResource(r, s.readSchema)
+		s.listed = append(s.listed, r.URI)
+	}
 }
 
 // String describes the server for logs.

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 
@@ -47,6 +48,7 @@ type call struct {
 	srv    *Server
 	svc    *service.Service // nil for tools that need no project
 	caller service.Caller
+	sess   Session // the connection's flags (--branch, --elicit-approvals, local files)
 	req    *sdk.CallToolRequest
 	links  []sdk.Content
 }
@@ -145,6 +147,7 @@ func describeCollections(s *jsonschema.Schema, names []string) {
 func (t *tool[In, Out]) register(s *Server, def *sdk.Tool) {
 	sdk.AddTool(s.sdk, def, func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, any, error) {
 		c := &call{srv: s, req: req}
+		c.sess, _ = s.sessionOf(req.Session)
 		if !t.projectFree {
 			svc, err := s.project()
 			if err != nil {
@@ -152,7 +155,7 @@ func (t *tool[In, Out]) register(s *Server, def *sdk.Tool) {
 			}
 			c.svc = svc
 		}
-		caller, err := s.opts.Identity(ctx)
+		caller, err := s.callerOf(ctx, req.Session)
 		if err != nil {
 			return nil, nil, asToolError(err)
 		}
@@ -160,10 +163,19 @@ func (t *tool[In, Out]) register(s *Server, def *sdk.Tool) {
 		ctx = c.stateContext(ctx)
 		out, err := t.run(ctx, c, in)
 		if err != nil {
-			if res := c.askInBand(err); res != nil {
-				return res, nil, nil
+			q := c.askInBand(ctx, err)
+			switch {
+			case q.result != nil:
+				return q.result, nil, nil // the client asks its person and retries the call
+			case q.answered != nil:
+				c.links = nil
+				out, err = t.run(q.answered, c, in)
+			case q.err != nil:
+				err = q.err
 			}
-			return nil, nil, asToolError(err)
+		}
+		if err != nil {
+			return nil, nil, asToolError(cancelled(ctx, err))
 		}
 		// The text block is the structured result's JSON, byte for byte
 		// (keys sorted, as the go-sdk re-encodes structuredContent).
@@ -172,11 +184,55 @@ func (t *tool[In, Out]) register(s *Server, def *sdk.Tool) {
 			return nil, nil, asToolError(err)
 		}
 		res := &sdk.CallToolResult{Content: append([]sdk.Content{&sdk.TextContent{Text: text}}, c.links...)}
+		if ctx.Err() != nil {
+			// Cancelled once nothing could stop it any more: say what stands.
+			res.Content = append(res.Content, &sdk.TextContent{Text: cancelledAfter(text)})
+		}
 		if t.noOutputSchema {
 			return res, nil, nil
 		}
 		return res, out, nil
 	})
+}
+
+// cancelled is the error of a call whose client cancelled it before it
+// finished: what the call failed with when that says more (a catalog error),
+// else that nothing was committed.
+func cancelled(ctx context.Context, err error) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	if _, ok := errs.As(err); ok {
+		return err
+	}
+	return errCancelled()
+}
+
+func errCancelled() *errs.Error {
+	return errs.New(errs.Internal, "the call was cancelled before it finished; nothing was committed").
+		WithFix("retry the call")
+}
+
+// cancelledAfter is the note a result carries when its call was cancelled
+// after the point where cancellation stops it (a commit runs to its end):
+// the commit the result names stands.
+func cancelledAfter(resultJSON string) string {
+	var r struct {
+		Commit json.RawMessage `json:"commit"`
+	}
+	json.Unmarshal([]byte(resultJSON), &r)
+	var sha string
+	if json.Unmarshal(r.Commit, &sha) != nil || sha == "" {
+		var ref struct {
+			SHA string `json:"sha"`
+		}
+		json.Unmarshal(r.Commit, &ref)
+		sha = ref.SHA
+	}
+	if sha == "" {
+		return "This call was cancelled after it had finished: the result above stands, and nothing was committed."
+	}
+	return "This call was cancelled after its commit " + sha + " was made: the commit stands, as the result above describes."
 }
 
 // canonicalJSON encodes v as JSON with object keys sorted.
@@ -204,9 +260,8 @@ func asToolError(err error) error {
 	e, ok := errs.As(err)
 	if !ok {
 		switch {
-		case err == context.Canceled || err == context.DeadlineExceeded:
-			e = errs.New(errs.Internal, "the call was cancelled before it finished; nothing was committed").
-				WithFix("retry the call")
+		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+			e = errCancelled()
 		default:
 			e = errs.New(errs.Internal, "%v", err).WithFix("retry; report the message if it persists")
 		}

@@ -49,7 +49,7 @@ func All() []Tool {
 // --branch, else the caller's draft when it exists, else production ("").
 // Anonymous callers only ever see production (DESIGN §8).
 func (c *call) readBranch(b string) string {
-	if b = c.srv.defaultBranch(b); b != "" || c.caller.Anonymous || c.caller.ID == "" {
+	if b = c.defaultBranch(b); b != "" || c.caller.Anonymous || c.caller.ID == "" {
 		return b
 	}
 	draft := drafts.Branch(c.caller.ID)
@@ -61,4 +61,22 @@ func (c *call) readBranch(b string) string {
 
 // writeBranch is the branch a write goes to when the call names none:
 // --branch, else the caller's draft ("").
-func (c *call) writeBranch(b string) string { return c.srv.defaultBranch(b) }
+func (c *call) writeBranch(b string) string { return c.defaultBranch(b) }
+
+// defaultBranch fills a tool's branch argument from --branch.
+func (c *call) defaultBranch(b string) string {
+	if b == "" {
+		return c.sess.Branch
+	}
+	return b
+}
+
+// IsTool reports whether name is one of the tools of All.
+func IsTool(name string) bool {
+	for _, t := range All() {
+		if t.Name() == name {
+			return true
+		}
+	}
+	return false
+}

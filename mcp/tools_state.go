@@ -41,26 +41,40 @@ const (
 // maxElicitInput bounds the input shown in an approval question.
 const maxElicitInput = 2000
 
+// inBand is what asking the person in band gave: a result asking the
+// client to ask (and retry), the context of the retry with the answer, or
+// the error the call ends with. All nil: the error stays as it is.
+type inBand struct {
+	result   *sdk.CallToolResult
+	answered context.Context
+	err      error
+}
+
 // askInBand turns DESTRUCTIVE_OP_REQUIRES_APPROVAL into a question for the
-// person at the client when the server was started with --elicit-approvals
-// and the client supports elicitation: the result asks for input, the
-// client asks its user and retries the call with the answer, and the call
-// completes in that one step. It returns nil when the error stays an error.
-func (c *call) askInBand(err error) *sdk.CallToolResult {
+// person at the client when the session asks approvals in band
+// (--elicit-approvals) and the client supports elicitation, so that the call
+// completes in one step. A client of the multi round-trip protocol gets a
+// result asking for the input (it asks its person and retries the call);
+// any other client is sent elicitation/create here and the call is run
+// again with the answer. A client that cannot ask (it answers the
+// elicitation with an error) gets the approval's id, as without
+// elicitation; a call cancelled while the person is asked commits nothing
+// and leaves the approval pending.
+func (c *call) askInBand(ctx context.Context, err error) inBand {
 	e, ok := errs.As(err)
-	if !ok || e.Code != errs.DestructiveOpRequiresApproval || !c.srv.opts.ElicitApprovals || c.req == nil || c.req.Session == nil {
-		return nil
+	if !ok || e.Code != errs.DestructiveOpRequiresApproval || !c.sess.ElicitApprovals || c.req == nil || c.req.Session == nil {
+		return inBand{}
 	}
 	if c.req.Params != nil && c.req.Params.RequestState != "" {
-		return nil // already asked once
+		return inBand{} // already asked once
 	}
 	p := c.req.Session.InitializeParams()
 	if p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
-		return nil
+		return inBand{}
 	}
 	id, _ := e.Details["approvalId"].(string)
 	if id == "" {
-		return nil
+		return inBand{}
 	}
 	input := ""
 	if svc, serr := c.srv.project(); serr == nil {
@@ -73,16 +87,33 @@ func (c *call) askInBand(err error) *sdk.CallToolResult {
 	if len(input) > maxElicitInput {
 		input = input[:maxElicitInput] + "…"
 	}
-	return &sdk.CallToolResult{
-		InputRequests: sdk.InputRequestMap{approvalInput: &sdk.ElicitParams{
-			Message: fmt.Sprintf("%s asks to run %s, which is destructive, with %s. Approve it? (approval %s)",
-				c.caller.ID, e.Details["operation"], input, id),
-			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{
-				"note": map[string]any{"type": "string", "description": "optional note"}}},
-		}},
-		RequestState: approvalState + id,
+	question := &sdk.ElicitParams{
+		Message: fmt.Sprintf("%s asks to run %s, which is destructive, with %s. Approve it? (approval %s)",
+			c.caller.ID, e.Details["operation"], input, id),
+		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{
+			"note": map[string]any{"type": "string", "description": "optional note"}}},
 	}
+	if p.ProtocolVersion >= multiRoundTripVersion {
+		return inBand{result: &sdk.CallToolResult{
+			InputRequests: sdk.InputRequestMap{approvalInput: question},
+			RequestState:  approvalState + id,
+		}}
+	}
+	res, qerr := c.req.Session.Elicit(ctx, question)
+	switch {
+	case ctx.Err() != nil:
+		return inBand{err: errCancelled().With("approvalId", id).
+			WithFix("the approval %s stays pending: retry the call (a person may decide it with graft approve %s)", id, id)}
+	case qerr != nil:
+		c.srv.logger.Warn("the client could not ask its person; the approval is left pending", "approval", id, "error", qerr)
+		return inBand{err: e.With("elicitation", "the client answered the question with an error: "+qerr.Error())}
+	}
+	return inBand{answered: service.WithInBandAnswer(ctx, service.InBandAnswer{ApprovalID: id, Action: res.Action})}
 }
+
+// multiRoundTripVersion is the first MCP protocol version whose clients
+// answer a result's input requests themselves and retry the call.
+const multiRoundTripVersion = "2026-07-28"
 
 func putAssetTool() Tool {
 	return &tool[service.PutAssetInput, service.PutAssetOutput]{
@@ -91,7 +122,7 @@ func putAssetTool() Tool {
 			"from exactly one of path (stdio only, a file inside the project) or base64. Name the key in a document's asset field; publishing the document " +
 			"carries the asset. An existing key is ASSET_EXISTS unless overwrite is set; overwriting needs a person's approval.",
 		run: func(ctx context.Context, c *call, in service.PutAssetInput) (service.PutAssetOutput, error) {
-			in.LocalFiles = c.srv.opts.LocalFiles
+			in.LocalFiles = c.sess.LocalFiles
 			in.Branch = c.writeBranch(in.Branch)
 			return c.svc.PutAsset(ctx, c.caller, in)
 		},

@@ -2,25 +2,18 @@ package owner
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/graft-studio/graft/crash"
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/repo"
 	"github.com/graft-studio/graft/serve"
@@ -55,43 +48,50 @@ func Dial(dir string) (*Conn, bool) {
 	return &Conn{dir: dir, http: &http.Client{Transport: tr}}, true
 }
 
-// callerTransport adds the caller's identity to every request.
-type callerTransport struct {
-	next   http.RoundTripper
-	caller string
-}
+// Session says how an MCP session on the owner is served: the caller it
+// acts as and the flags of `graft mcp` (--branch, --elicit-approvals).
+type Session = serve.Session
 
-func (t callerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set(serve.CallerHeader, t.caller)
-	return t.next.RoundTrip(r)
-}
-
-func (c *Conn) clientFor(caller service.Caller) *http.Client {
-	return &http.Client{Transport: callerTransport{next: c.http.Transport, caller: serve.EncodeCaller(caller)}}
+// open starts an MCP session on a new connection to the owner: the
+// preamble is sent; the owner's answer is left to read from the reader.
+func (c *Conn) open(ctx context.Context, sess Session) (net.Conn, *bufio.Reader, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", SocketPath(c.dir))
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := conn.Write(sess.Preamble()); err != nil {
+		conn.Close()
+		return nil, nil, err
+	}
+	return conn, bufio.NewReaderSize(conn, 64<<10), nil
 }
 
 // MCP connects a go-sdk client session to the owner's MCP server, calling
-// as caller.
+// as caller: one MCP session on its own connection to the owner socket.
 func (c *Conn) MCP(ctx context.Context, caller service.Caller, version string) (*sdk.ClientSession, error) {
-	t := &sdk.StreamableClientTransport{Endpoint: baseURL + "/mcp", HTTPClient: c.clientFor(caller),
-		DisableStandaloneSSE: true, MaxRetries: -1}
-	cl := sdk.NewClient(&sdk.Implementation{Name: "graft-cli", Version: version}, nil)
-	return cl.Connect(ctx, t, nil)
+	return c.MCPSession(ctx, Session{Caller: caller}, version)
 }
 
-// Attach holds a connection to the owner while ctx lives, so a background
-// owner does not exit idle under a bridge. It returns when the owner stops
-// or ctx ends.
-func (c *Conn) Attach(ctx context.Context) error {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+attachPath, nil)
-	res, err := c.http.Do(req)
+// MCPSession is MCP with the session's flags (a default branch, approvals
+// asked in band).
+func (c *Conn) MCPSession(ctx context.Context, sess Session, version string) (*sdk.ClientSession, error) {
+	conn, r, err := c.open(ctx, sess)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer res.Body.Close()
-	_, err = io.Copy(io.Discard, res.Body)
-	return err
+	if err := serve.ReadSessionAnswer(r); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	cl := sdk.NewClient(&sdk.Implementation{Name: "graft-cli", Version: version}, nil)
+	return cl.Connect(ctx, &sdk.IOTransport{Reader: readCloser{r, conn}, Writer: conn}, nil)
+}
+
+// readCloser reads r (the buffered connection) and closes the connection.
+type readCloser struct {
+	io.Reader
+	io.Closer
 }
 
 // AskShutdown asks a background owner to stop; a graft serve refuses.
@@ -150,139 +150,4 @@ func Spawn(exe, argv0, dir string, idle, wait time.Duration) (*Conn, error) {
 	}
 	return nil, errs.New(errs.IndexBusy, "no owner opened %s within %s", SocketPath(dir), wait).
 		WithFix("look at .graft/owner.log, or run `graft serve --dir %s`", dir)
-}
-
-// Bridge relays newline-delimited JSON-RPC between in/out (an MCP client
-// on stdio) and the owner's POST /mcp, calling as caller: each message is
-// one POST, its answers (JSON or a stream of events, progress included)
-// are written back as lines. A notifications/cancelled cancels the POST of
-// the request it names. It returns when in ends.
-func (c *Conn) Bridge(ctx context.Context, in io.Reader, out io.Writer, caller service.Caller) error {
-	hc := c.clientFor(caller)
-	var (
-		wmu      sync.Mutex
-		mu       sync.Mutex
-		inflight = map[string]context.CancelFunc{}
-		wg       sync.WaitGroup
-	)
-	write := func(b []byte) {
-		b = bytes.TrimSpace(b)
-		if len(b) == 0 {
-			return
-		}
-		wmu.Lock()
-		defer wmu.Unlock()
-		out.Write(append(b, '\n'))
-	}
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
-	for sc.Scan() {
-		line := append([]byte(nil), bytes.TrimSpace(sc.Bytes())...)
-		if len(line) == 0 {
-			continue
-		}
-		var msg struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				RequestID json.RawMessage `json:"requestId"`
-			} `json:"params"`
-		}
-		if json.Unmarshal(line, &msg) != nil {
-			write(rpcError(nil, -32700, "parse error"))
-			continue
-		}
-		if msg.Method == "notifications/cancelled" {
-			mu.Lock()
-			if cancel, ok := inflight[string(msg.Params.RequestID)]; ok {
-				cancel()
-			}
-			mu.Unlock()
-			continue
-		}
-		rctx, cancel := context.WithCancel(ctx)
-		id := string(msg.ID)
-		if id != "" {
-			mu.Lock()
-			inflight[id] = cancel
-			mu.Unlock()
-		}
-		wg.Add(1)
-		crash.Go("bridge request", func() {
-			defer wg.Done()
-			defer func() {
-				cancel()
-				if id != "" {
-					mu.Lock()
-					delete(inflight, id)
-					mu.Unlock()
-				}
-			}()
-			err := crash.Do("bridge request", func() error { return post(rctx, hc, line, write) })
-			if err != nil && id != "" {
-				write(rpcError(msg.ID, -32603, "graft owner: "+err.Error()))
-			}
-		})
-	}
-	wg.Wait()
-	return sc.Err()
-}
-
-// post sends one JSON-RPC message and writes every message of the answer.
-func post(ctx context.Context, hc *http.Client, body []byte, write func([]byte)) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, baseURL+"/mcp", bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	res, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	if res.StatusCode == http.StatusAccepted {
-		return nil
-	}
-	if res.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(res.Body, 4096))
-		return fmt.Errorf("HTTP %d: %s", res.StatusCode, strings.TrimSpace(string(b)))
-	}
-	if !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
-		b, err := io.ReadAll(res.Body)
-		write(b)
-		return err
-	}
-	// Server-sent events: each event's data lines make one message.
-	r := bufio.NewReader(res.Body)
-	var data bytes.Buffer
-	for {
-		line, err := r.ReadBytes('\n')
-		trimmed := bytes.TrimRight(line, "\r\n")
-		switch {
-		case len(trimmed) == 0 && len(line) > 0:
-			write(data.Bytes())
-			data.Reset()
-		case bytes.HasPrefix(trimmed, []byte("data:")):
-			if data.Len() > 0 {
-				data.WriteByte('\n')
-			}
-			data.Write(bytes.TrimPrefix(bytes.TrimPrefix(trimmed, []byte("data:")), []byte(" ")))
-		}
-		if err != nil {
-			write(data.Bytes())
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-	}
-}
-
-func rpcError(id json.RawMessage, code int, msg string) []byte {
-	if id == nil {
-		id = json.RawMessage("null")
-	}
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
-	return b
 }

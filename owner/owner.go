@@ -4,6 +4,21 @@
 // mcp` bridges stdio to it, short CLI commands call its tools, and when none
 // runs `graft mcp` starts one in the background that exits once idle.
 //
+// The socket serves two protocols (package serve): MCP sessions — a
+// preamble line naming the session's caller and flags, then
+// newline-delimited JSON-RPC both ways — and HTTP. What other code calls:
+//
+//   - Dial(dir) finds the running owner (ok false when none runs);
+//     Spawn starts a background one.
+//   - (*Conn).MCP(ctx, caller, version) is a go-sdk client session on the
+//     owner acting as caller; (*Conn).MCPSession adds the session's flags
+//     (a default branch, approvals asked in band). Close it when done.
+//   - (*Conn).Pipe is `graft mcp`'s bridge: stdio to one session, a byte
+//     pipe that opens the session again when the owner changes. When stdio
+//     is pipes, it passes them to the owner, which serves the client on
+//     them directly.
+//   - (*Conn).AskShutdown asks a background owner to give way.
+//
 // Ownership is an exclusive flock on .graft/owner.lock, held for the owner's
 // life, so two processes never both own a project and a crashed owner's lock
 // is released by the kernel.
@@ -121,8 +136,8 @@ func (l *Lock) Release() {
 	l.file.Close()
 }
 
-// Activity tracks the clients of an owner, for its idle exit: bridges stay
-// attached for their whole life, other calls count while they run.
+// Activity tracks the clients of an owner, for its idle exit: MCP sessions
+// (bridged agents) count for their whole life, other calls while they run.
 type Activity struct {
 	mu       sync.Mutex
 	attached int
@@ -170,39 +185,28 @@ func (a *Activity) IdleFor() time.Duration {
 	return time.Since(a.last)
 }
 
-// Stop releases attached bridges (the owner is stopping).
+// Attach counts a client held for its whole life — an MCP session on the
+// socket, which a bridged `graft mcp` keeps open — until release.
+func (a *Activity) Attach() (release func()) {
+	a.begin(true)
+	return sync.OnceFunc(func() { a.end(true) })
+}
+
+// Stop marks the owner as stopping.
 func (a *Activity) Stop() { a.once.Do(func() { close(a.shutdown) }) }
 
 // Shutdown is closed when a client asked the owner to stop (a `graft serve`
 // taking over from a background owner).
 func (a *Activity) Shutdown() <-chan struct{} { return a.shutdown }
 
-// Socket routes of the owner (besides the server's own).
-const (
-	attachPath   = "/owner/attach"
-	shutdownPath = "/owner/shutdown"
-)
+// shutdownPath is the socket route that asks a background owner to stop.
+const shutdownPath = "/owner/shutdown"
 
-// Handler wraps the owner socket's handler: it tracks activity, holds
-// attached bridges (GET /owner/attach answers when the owner stops), and
+// Handler wraps the owner socket's HTTP handler: it tracks activity and
 // lets a client ask a background owner to stop (POST /owner/shutdown).
 func (a *Activity) Handler(next http.Handler, background bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case attachPath:
-			a.begin(true)
-			defer a.end(true)
-			w.Header().Set("Content-Type", "text/plain")
-			w.WriteHeader(http.StatusOK)
-			if f, ok := w.(http.Flusher); ok {
-				f.Flush()
-			}
-			select {
-			case <-r.Context().Done():
-			case <-a.shutdown:
-			}
-			return
-		case shutdownPath:
+		if r.URL.Path == shutdownPath {
 			if !background {
 				http.Error(w, "this owner is a graft serve; stop it with SIGTERM", http.StatusConflict)
 				return

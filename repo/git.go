@@ -51,7 +51,11 @@ type Repo struct {
 	parentCache map[string]parentMark                // commit SHA → the Graft-Parent found from it
 	treeCache   map[plumbing.Hash][]object.TreeEntry // decoded trees (immutable by hash); guarded by mu
 	treeCached  int                                  // entries in treeCache; guarded by mu
+	commitTrees map[string]plumbing.Hash             // commit SHA → its tree (immutable); guarded by mu
 }
+
+// commitTreeEntries bounds commitTrees (a commit per write; emptied when full).
+const commitTreeEntries = 4096
 
 // gitTreeCacheEntries bounds the entries of the decoded trees kept in memory
 // (about 80 bytes each): the trees of the folders an incremental compile
@@ -342,10 +346,17 @@ func (r *Repo) gitCommitTree(sha string) (plumbing.Hash, error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if h, ok := r.commitTrees[sha]; ok {
+		return h, nil // a commit's tree never changes: no object read per call
+	}
 	c, err := r.repo.CommitObject(plumbing.NewHash(sha))
 	if err != nil {
 		return plumbing.ZeroHash, errs.New(errs.Internal, "read commit %s: %v", sha, err)
 	}
+	if r.commitTrees == nil || len(r.commitTrees) >= commitTreeEntries {
+		r.commitTrees = map[string]plumbing.Hash{}
+	}
+	r.commitTrees[sha] = c.TreeHash
 	return c.TreeHash, nil
 }
 

@@ -431,7 +431,15 @@ func (p *Project) Get(ref, collection, slug string) (*Document, error) {
 
 // Load reads and parses the document d at commit.
 func (p *Project) Load(commit string, d DocumentRef) (*Document, error) {
-	raw, version, err := p.Git.ReadFile(commit, d.Path)
+	// A scanned document names its blob: read it by its hash, without the
+	// commit and the trees on the way to it.
+	raw, version, err := []byte(nil), d.Version, error(nil)
+	if version != "" {
+		raw, err = p.Git.ReadBlob(version)
+	}
+	if version == "" || err != nil {
+		raw, version, err = p.Git.ReadFile(commit, d.Path)
+	}
 	if err != nil {
 		return nil, err
 	}

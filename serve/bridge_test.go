@@ -1,11 +1,16 @@
 package serve_test
 
 import (
+	"bufio"
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -50,17 +55,258 @@ func TestBridgeUnknownTool(t *testing.T) {
 	}
 	agent := service.Caller{ID: "agent:graft-cli", Scopes: []string{service.ScopeContentWrite}}
 	for i, line := range lines {
-		var out strings.Builder
-		in := line + "\n" + `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"list_collections","arguments":{}}}` + "\n"
-		if err := conn.Bridge(ctx, strings.NewReader(in), &out, agent); err != nil {
-			t.Fatalf("line %d: bridge: %v", i, err)
-		}
-		got := out.String()
-		if !strings.Contains(got, `"error":{"code":-32602`) {
+		rs := pipeSession(t, ctx, conn, owner.Session{Caller: agent})
+		rs.send(line)
+		if got := rs.next(); !strings.Contains(got, `"error":{"code":-32602`) {
 			t.Errorf("line %d: no JSON-RPC invalid-params error:\n%s", i, got)
 		}
-		if !strings.Contains(got, `"id":9,"result"`) || strings.Contains(got, "graft owner:") {
+		rs.send(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"list_collections","arguments":{}}}`)
+		if got := rs.next(); !strings.Contains(got, `"id":9,"result"`) {
 			t.Fatalf("line %d: the owner did not answer the next call:\n%s", i, got)
 		}
+		rs.close()
 	}
+}
+
+// rawSession is a client speaking JSON-RPC lines through the bridge
+// (owner.Conn.Pipe) to one MCP session on the owner.
+type rawSession struct {
+	t    *testing.T
+	in   io.WriteCloser
+	out  *bufio.Reader
+	done chan error
+}
+
+// pipeSession bridges a raw client to the owner and does the handshake,
+// over in-memory pipes: the bridge copies every byte.
+func pipeSession(t *testing.T, ctx context.Context, conn *owner.Conn, sess owner.Session) *rawSession {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	return bridgeSession(t, ctx, conn, sess, inR, inW, outR, outW, nil)
+}
+
+// osPipeSession is pipeSession over OS pipes, as an MCP client starting
+// `graft mcp` gives it: the bridge passes them to the owner (a stdio
+// session); redial finds the owner again when it changes.
+func osPipeSession(t *testing.T, ctx context.Context, conn *owner.Conn, sess owner.Session, redial owner.Redial) *rawSession {
+	t.Helper()
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { inR.Close(); inW.Close(); outR.Close() })
+	return bridgeSession(t, ctx, conn, sess, inR, inW, outR, outW, redial)
+}
+
+func bridgeSession(t *testing.T, ctx context.Context, conn *owner.Conn, sess owner.Session,
+	inR io.Reader, inW io.WriteCloser, outR io.Reader, outW io.WriteCloser, redial owner.Redial) *rawSession {
+	t.Helper()
+	rs := &rawSession{t: t, in: inW, out: bufio.NewReader(outR), done: make(chan error, 1)}
+	go func() {
+		err := conn.Pipe(ctx, inR, outW, sess, redial)
+		outW.Close()
+		rs.done <- err
+	}()
+	rs.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if got := rs.next(); !strings.Contains(got, `"id":0,"result"`) {
+		t.Fatalf("initialize: %s", got)
+	}
+	rs.send(`{"jsonrpc":"2.0","method":"notifications/initialized","params":{}}`)
+	return rs
+}
+
+func (rs *rawSession) send(line string) {
+	rs.t.Helper()
+	if _, err := io.WriteString(rs.in, line+"\n"); err != nil {
+		rs.t.Fatalf("send: %v", err)
+	}
+}
+
+// next is the next line the owner sent.
+func (rs *rawSession) next() string {
+	rs.t.Helper()
+	line, err := rs.out.ReadString('\n')
+	if err != nil {
+		rs.t.Fatalf("read: %v (%q)", err, line)
+	}
+	return line
+}
+
+// close ends the client's input and waits for the bridge to return.
+func (rs *rawSession) close() {
+	rs.t.Helper()
+	rs.in.Close()
+	io.Copy(io.Discard, rs.out)
+	if err := <-rs.done; err != nil {
+		rs.t.Errorf("bridge: %v", err)
+	}
+}
+
+// TestSessionBatchCap: a JSON-RPC batch through the pipe counts each of its
+// messages: one of more than serve.MaxBatch is refused whole, before any of
+// it runs, and the session goes on.
+func TestSessionBatchCap(t *testing.T) {
+	dir := fixtures.SampleRepo(t)
+	if err := os.MkdirAll(filepath.Join(dir, repo.StateDirName), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sl, err := net.Listen("unix", owner.SocketPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := service.Caller{ID: "user:op@example.org", Operator: true}
+	srv, err := serve.New(serve.Options{Dir: dir, WatchInterval: -1, Operator: &op})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, serve.Listeners{Socket: sl}, 5*time.Second) }()
+	t.Cleanup(func() { cancel(); <-done; srv.Close() })
+	conn, ok := owner.Dial(dir)
+	if !ok {
+		t.Fatal("no owner on the socket")
+	}
+	for _, mode := range []string{"byte pipe", "stdio"} {
+		t.Run(mode, func(t *testing.T) {
+			var rs *rawSession
+			if mode == "stdio" {
+				rs = osPipeSession(t, ctx, conn, owner.Session{Caller: op}, nil)
+			} else {
+				rs = pipeSession(t, ctx, conn, owner.Session{Caller: op})
+			}
+			batchCapped(t, rs)
+		})
+	}
+	if out := gitOut(t, dir, "branch", "--list", "graft-studio/*"); out != "" {
+		t.Errorf("part of a refused batch ran: %s", out)
+	}
+}
+
+// TestSessionAnswersAfterInputEnds: a client that writes its calls and
+// closes its input at once (a script: `… | graft mcp`) gets every answer,
+// through the byte pipe and through a handed-over stdio alike; the session
+// ends after the last one.
+func TestSessionAnswersAfterInputEnds(t *testing.T) {
+	dir := fixtures.SampleRepo(t)
+	if err := os.MkdirAll(filepath.Join(dir, repo.StateDirName), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sl, err := net.Listen("unix", owner.SocketPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := service.Caller{ID: "user:op@example.org", Operator: true}
+	srv, err := serve.New(serve.Options{Dir: dir, WatchInterval: -1, Operator: &op})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, serve.Listeners{Socket: sl}, 5*time.Second) }()
+	t.Cleanup(func() { cancel(); <-done; srv.Close() })
+	conn, ok := owner.Dial(dir)
+	if !ok {
+		t.Fatal("no owner on the socket")
+	}
+	for _, mode := range []string{"byte pipe", "stdio"} {
+		t.Run(mode, func(t *testing.T) {
+			var rs *rawSession
+			if mode == "stdio" {
+				rs = osPipeSession(t, ctx, conn, owner.Session{Caller: op}, nil)
+			} else {
+				rs = pipeSession(t, ctx, conn, owner.Session{Caller: op})
+			}
+			rs.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_content","arguments":{"query":"post"}}}`)
+			rs.send(`{"jsonrpc":"2.0","id":"two","method":"tools/call","params":{"name":"write_content","arguments":{"collection":"notes","slug":"late-` + strings.ReplaceAll(mode, " ", "-") + `","data":{"title":"Late"},"body":"x\n"}}}`)
+			rs.send(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+			rs.in.Close()
+			rest, _ := io.ReadAll(rs.out)
+			for _, id := range []string{`"id":1,"result"`, `"id":"two","result"`, `"id":3,"result"`} {
+				if !strings.Contains(string(rest), id) {
+					t.Errorf("no answer %s after the input ended: %.300s", id, rest)
+				}
+			}
+			if err := <-rs.done; err != nil {
+				t.Errorf("bridge: %v", err)
+			}
+		})
+	}
+}
+
+// batchCapped sends a batch of one message too many, then a call.
+func batchCapped(t *testing.T, rs *rawSession) {
+	t.Helper()
+	var calls []string
+	for i := 0; i <= serve.MaxBatch; i++ {
+		calls = append(calls, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"write_content","arguments":{"collection":"notes","slug":"b-%d","data":{},"body":"x\n"}}}`, 100+i, i))
+	}
+	rs.send("[" + strings.Join(calls, ",") + "]")
+	if got := rs.next(); !strings.Contains(got, `"code":-32600`) || !strings.Contains(got, "INPUT_VALIDATION_FAILED") {
+		t.Fatalf("a batch of %d: %s", len(calls), got)
+	}
+	rs.send(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"list_collections","arguments":{}}}`)
+	if got := rs.next(); !strings.Contains(got, `"id":9,"result"`) {
+		t.Fatalf("after the batch: %s", got)
+	}
+	rs.close()
+}
+
+// TestStdioSessionNewOwner: a bridge on OS pipes hands them to the owner;
+// when that owner stops and another one takes the socket, the client's
+// session goes on with the new one (the handshake replayed, its second
+// initialize result not passed on), and the bridge returns once the
+// client's input ends.
+func TestStdioSessionNewOwner(t *testing.T) {
+	dir := fixtures.SampleRepo(t)
+	if err := os.MkdirAll(filepath.Join(dir, repo.StateDirName), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	op := service.Caller{ID: "user:op@example.org", Operator: true}
+	start := func() (stop func()) {
+		sl, err := net.Listen("unix", owner.SocketPath(dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := serve.New(serve.Options{Dir: dir, WatchInterval: -1, Operator: &op})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(ctx, serve.Listeners{Socket: sl}, 5*time.Second) }()
+		var once sync.Once
+		stop = func() { once.Do(func() { cancel(); <-done; srv.Close() }) }
+		t.Cleanup(stop)
+		return stop
+	}
+	stopFirst := start()
+	conn, ok := owner.Dial(dir)
+	if !ok {
+		t.Fatal("no owner on the socket")
+	}
+	redial := func() (*owner.Conn, error) {
+		if c, ok := owner.Dial(dir); ok {
+			return c, nil
+		}
+		return nil, errors.New("no owner yet")
+	}
+	rs := osPipeSession(t, context.Background(), conn, owner.Session{Caller: op}, redial)
+	call := func(id int) {
+		t.Helper()
+		rs.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"list_collections","arguments":{}}}`, id))
+		if got := rs.next(); !strings.Contains(got, fmt.Sprintf(`"id":%d,"result"`, id)) {
+			t.Fatalf("call %d: %s", id, got)
+		}
+	}
+	call(1)
+	stopFirst()
+	start()
+	call(2)
+	rs.close()
 }

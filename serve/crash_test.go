@@ -27,6 +27,7 @@ import (
 type socketServer struct {
 	*testServer
 	sock *http.Client
+	path string // the socket, for MCP sessions
 }
 
 // startWithSocket serves dir over TCP and over a Unix socket until the test ends.
@@ -68,7 +69,7 @@ func startWithSocket(t testing.TB, dir string, opts Options) *socketServer {
 		var d net.Dialer
 		return d.DialContext(ctx, "unix", path)
 	}}}
-	return &socketServer{testServer: &testServer{t: t, dir: dir, srv: srv, url: "http://" + ln.Addr().String()}, sock: sock}
+	return &socketServer{testServer: &testServer{t: t, dir: dir, srv: srv, url: "http://" + ln.Addr().String()}, sock: sock, path: path}
 }
 
 // socketDo sends one request over the owner socket (as the operator).

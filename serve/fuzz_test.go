@@ -1,9 +1,12 @@
 package serve
 
 import (
+	"bufio"
 	"bytes"
 	"io"
+	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,8 +29,7 @@ func FuzzMCP(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, send := range []func() (*http.Response, error){
 			func() (*http.Response, error) { return tcp.Do(mcpRequest(t, ss.url, body)) },
-			// The owner socket; when it becomes a pipe of newline-delimited
-			// JSON-RPC, only this line changes.
+			// The owner socket over HTTP.
 			func() (*http.Response, error) { return ss.sock.Do(mcpRequest(t, "http://graft-owner", body)) },
 		} {
 			res, err := send()
@@ -40,6 +42,12 @@ func FuzzMCP(f *testing.F) {
 				t.Fatalf("%.200q: status %d", body, res.StatusCode)
 			}
 		}
+		// The owner socket's MCP session: the bytes as one line after the
+		// handshake, the session read to its end.
+		sessionBytes(t, ss.path, body)
+		if got := sessionCall(t, ss.path); !strings.Contains(got, `"result"`) || strings.Contains(got, `"isError":true`) {
+			t.Fatalf("%.200q: a new session's list_collections: %s", body, got)
+		}
 		for _, via := range []func(method, path, body string) reply{
 			func(m, p, b string) reply { return doWith(t, tcp, ss.url, m, p, b) },
 			func(m, p, b string) reply { return doWith(t, ss.sock, "http://graft-owner", m, p, b) },
@@ -47,6 +55,55 @@ func FuzzMCP(f *testing.F) {
 			answering(t, via)
 		}
 	})
+}
+
+// sessionHello is an MCP client's handshake.
+const sessionHello = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}` + "\n" +
+	`{"jsonrpc":"2.0","method":"notifications/initialized","params":{}}` + "\n"
+
+// sessionBytes opens an MCP session on the owner socket as the operator,
+// sends the handshake and body (one line), ends its input and reads the
+// session to its end.
+func sessionBytes(t *testing.T, path string, body []byte) {
+	t.Helper()
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	msg := append(Session{Caller: operator}.Preamble(), sessionHello...)
+	msg = append(append(msg, body...), '\n')
+	if _, err := c.Write(msg); err != nil {
+		t.Fatalf("%.200q: %v", body, err)
+	}
+	c.(*net.UnixConn).CloseWrite()
+	io.Copy(io.Discard, c) // the session ends: the owner closes it
+}
+
+// sessionCall calls list_collections in a new session on the owner socket
+// and returns the answer's line.
+func sessionCall(t *testing.T, path string) string {
+	t.Helper()
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	msg := append(Session{Caller: operator}.Preamble(), sessionHello...)
+	msg = append(msg, toolCall("list_collections", map[string]any{})+"\n"...)
+	if _, err := c.Write(msg); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(c)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("session: %v (%q)", err, line)
+		}
+		if strings.HasPrefix(line, `{"jsonrpc":"2.0","id":1,`) {
+			return line
+		}
+	}
 }
 
 // mcpRequest is a POST /mcp of body as a streamable-HTTP client sends it.

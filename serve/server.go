@@ -215,6 +215,9 @@ func (s *Server) Service() (*service.Service, error) { return s.mcp.Project() }
 // compiled) and starts watching the refs. It returns when the first compile
 // is done; the watcher runs until ctx ends.
 func (s *Server) Start(ctx context.Context) error {
+	// graft.yaml is followed for the sessions on the owner socket, which
+	// get list_changed when the surface changes.
+	crash.Go("graft.yaml watch", func() { s.mcp.Watch(ctx) })
 	if s.watcher == nil {
 		_, err := s.compileStale(ctx)
 		return err
@@ -279,11 +282,15 @@ func HTTPServer(h http.Handler) *http.Server {
 }
 
 // Listeners are what Serve serves: a TCP listener (the protected handler)
-// and the owner socket (SocketHandler, or the server's own socket handler).
+// and the owner socket: MCP sessions, and HTTP (SocketHandler, or the
+// server's own socket handler).
 type Listeners struct {
 	TCP           net.Listener
 	Socket        net.Listener
 	SocketHandler http.Handler
+	// Attach is called when an MCP session starts on the socket; the
+	// function it returns, when the session ends (the owner's activity).
+	Attach func() (release func())
 }
 
 // Serve serves the listeners until ctx ends, then shuts down gracefully: no
@@ -299,17 +306,23 @@ func (s *Server) Serve(ctx context.Context, l Listeners, grace time.Duration) er
 		servers = append(servers, hs)
 		go func() { errc <- hs.Serve(l.TCP) }()
 	}
+	var mux *socketMux
 	if l.Socket != nil {
 		h := l.SocketHandler
 		if h == nil {
 			h = s.socket
 		}
 		hs := HTTPServer(h)
-		hs.WriteTimeout = 0 // a bridged MCP call may stream progress for long
-		hs.ReadTimeout = 0  // an attached bridge holds its request open
+		hs.WriteTimeout = 0 // a long call may stream its answer
 		hs.BaseContext = base
 		servers = append(servers, hs)
-		go func() { errc <- hs.Serve(l.Socket) }()
+		mux = newSocketMux(s, l.Socket, l.Attach)
+		go func() { errc <- hs.Serve(mux.http) }()
+		go func() {
+			if err := mux.run(context.WithoutCancel(ctx)); err != nil {
+				errc <- err
+			}
+		}()
 	}
 	var err error
 	select {
@@ -329,6 +342,10 @@ func (s *Server) Serve(ctx context.Context, l Listeners, grace time.Duration) er
 		}()
 	}
 	wg.Wait()
+	if mux != nil {
+		l.Socket.Close()
+		mux.close() // sessions end once the HTTP side has drained
+	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}

@@ -3,8 +3,11 @@ package main
 import (
 	"os"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/graft-studio/graft/owner"
 )
 
 // TestMain lets the test binary act as the real `graft` binary inside scripts.
@@ -23,5 +26,23 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GIT_CONFIG_GLOBAL", env.WorkDir+"/.gitconfig")
 			return os.WriteFile(env.WorkDir+"/.gitconfig", []byte("[user]\n\temail = operator@example.org\n\tname = Test Operator\n[init]\n\tdefaultBranch = main\n"), 0o644)
 		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"waitowner": waitOwner,
+		},
 	})
+}
+
+// waitOwner (`waitowner DIR`) waits until an owner listens on the
+// project's socket, started in the background by the script.
+func waitOwner(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitowner DIR")
+	}
+	dir := ts.MkAbs(args[0])
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, ok := owner.Dial(dir); ok {
+			return
+		}
+	}
+	ts.Fatalf("no owner listens on %s", owner.SocketPath(dir))
 }

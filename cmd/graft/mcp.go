@@ -104,13 +104,13 @@ func (a *app) stdioIdentity() mcp.Identity {
 // keeps the only index and writer), else a server in this process on an
 // in-memory transport.
 func (a *app) inMemory(ctx context.Context, f mcpFlags) (*sdk.ClientSession, error) {
-	if dir := a.mcpDir(); dir != "" && f.branch == "" && !f.elicit {
+	if dir := a.mcpDir(); dir != "" {
 		if conn, ok := owner.Dial(dir); ok {
 			caller, err := a.stdioIdentity()(ctx)
 			if err != nil {
 				return nil, err
 			}
-			return conn.MCP(ctx, caller, graftVersion())
+			return conn.MCPSession(ctx, owner.Session{Caller: caller, Branch: f.branch, ElicitApprovals: f.elicit}, graftVersion())
 		}
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -191,6 +191,9 @@ person's approval is required, printing the approval id).`,
 			res, err := cs.CallTool(cmd.Context(), &sdk.CallToolParams{Name: argv[0], Arguments: raw})
 			if err != nil {
 				if strings.Contains(err.Error(), "unknown tool") {
+					if a.mcpDir() == "" && mcp.IsTool(argv[0]) {
+						return errNeedsDir(argv[0])
+					}
 					return usageError{fmt.Errorf("no tool %q; `graft mcp tools` lists them", argv[0])}
 				}
 				return err
@@ -226,6 +229,19 @@ person's approval is required, printing the approval id).`,
 	cmd.Flags().StringVar(&input, "input", "{}", "the tool's arguments: JSON, @FILE, or - for standard input")
 	a.jsonFlag(cmd)
 	return cmd
+}
+
+// errNeedsDir is the answer of `graft mcp call` naming a project tool
+// without a project: like `graft mcp`, it never adopts the working
+// directory's project silently (DESIGN §9), and it says how to name it.
+func errNeedsDir(tool string) error {
+	e := errs.New(errs.ConfigNotFound, "%s needs a project, and graft mcp call was given none", tool)
+	if wd, err := os.Getwd(); err == nil {
+		if dir, err := repo.FindConfig(wd); err == nil {
+			return e.WithFix("pass --dir %s (or set GRAFT_DIR=%s): graft mcp never picks the project from the working directory", dir, dir)
+		}
+	}
+	return e.WithFix("pass --dir PATH naming the project folder (or set GRAFT_DIR)")
 }
 
 // callInput reads the arguments of `graft mcp call`.

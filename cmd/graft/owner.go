@@ -6,30 +6,25 @@ import (
 	"os"
 	"time"
 
-	"github.com/graft-studio/graft/crash"
 	"github.com/graft-studio/graft/owner"
 	"github.com/graft-studio/graft/repo"
 	"github.com/graft-studio/graft/service"
 )
 
-// Environment of the one-owner model.
-const (
-	// inProcessEnv=1 makes graft mcp serve in its own process, never
-	// bridging to an owner.
-	inProcessEnv = "GRAFT_MCP_INPROCESS"
-	// ownerIdleEnv sets how long a background owner stays up with no client.
-	ownerIdleEnv = "GRAFT_OWNER_IDLE"
-)
+// ownerIdleEnv sets how long a background owner stays up with no client.
+const ownerIdleEnv = "GRAFT_OWNER_IDLE"
 
 const defaultOwnerIdle = 5 * time.Minute
 
-// bridgeMCP runs `graft mcp` as a thin stdio bridge to the project's owner,
-// starting one in the background when none runs. done is false when the
-// bridge is not used (no project, flags the owner cannot honour, the owner
-// could not start): then the caller serves in this process.
+// bridgeMCP runs `graft mcp` as a byte pipe between stdio and one MCP
+// session on the project's owner, starting one in the background when none
+// runs (DESIGN §11). done is false when the bridge is not used (no project,
+// a graft.yaml that does not load, an identity that does not resolve, an
+// owner that could not start): then the caller serves in this process,
+// where every tool answers that error.
 func (a *app) bridgeMCP(ctx context.Context, f mcpFlags, logger *slog.Logger) (done bool, err error) {
 	dir := a.mcpDir()
-	if dir == "" || f.branch != "" || f.elicit || os.Getenv(inProcessEnv) == "1" {
+	if dir == "" {
 		return false, nil
 	}
 	if _, err := repo.OpenProject(dir); err != nil {
@@ -39,26 +34,30 @@ func (a *app) bridgeMCP(ctx context.Context, f mcpFlags, logger *slog.Logger) (d
 	if err != nil {
 		return false, nil // every tool answers the identity error in-process
 	}
-	conn, ok := owner.Dial(dir)
-	if !ok {
-		idle := defaultOwnerIdle
-		if d, err := time.ParseDuration(os.Getenv(ownerIdleEnv)); err == nil && d > 0 {
-			idle = d
-		}
-		exe, err := os.Executable()
-		if err == nil {
-			conn, err = owner.Spawn(exe, "graft", dir, idle, 10*time.Second)
-		}
-		if err != nil {
-			logger.Warn("no background owner; serving in this process", "error", err)
-			return false, nil
-		}
+	conn, err := a.owner(dir)
+	if err != nil {
+		logger.Warn("no background owner; serving in this process", "error", err)
+		return false, nil
 	}
 	logger.Info("bridging to the project's owner", "socket", owner.SocketPath(dir))
-	actx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	crash.Go("owner attach", func() { conn.Attach(actx) })
-	return true, conn.Bridge(ctx, a.stdin, a.stdout, caller)
+	sess := owner.Session{Caller: caller, Branch: f.branch, ElicitApprovals: f.elicit}
+	return true, conn.Pipe(ctx, a.stdin, a.stdout, sess, func() (*owner.Conn, error) { return a.owner(dir) })
+}
+
+// owner finds the project's owner, or starts one in the background.
+func (a *app) owner(dir string) (*owner.Conn, error) {
+	if conn, ok := owner.Dial(dir); ok {
+		return conn, nil
+	}
+	idle := defaultOwnerIdle
+	if d, err := time.ParseDuration(os.Getenv(ownerIdleEnv)); err == nil && d > 0 {
+		idle = d
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return owner.Spawn(exe, "graft", dir, idle, 10*time.Second)
 }
 
 // viaOwner runs one CLI operation: as the MCP tool named tool on the

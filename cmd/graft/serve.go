@@ -135,13 +135,13 @@ func (a *app) runServe(parent context.Context, f serveFlags) error {
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	crash.Go("owner idle watch", func() { activity.WatchIdle(sctx, dir, f.idle, cancel) })
-	crash.Go("owner stop", func() { <-sctx.Done(); activity.Stop() }) // attached bridges let go
 	if tcp != nil {
 		fmt.Fprintf(a.stderr, "graft serve: http://%s (MCP at /mcp), owner socket %s\n", tcp.Addr(), owner.SocketPath(dir))
 	} else {
 		fmt.Fprintf(a.stderr, "graft serve --owner-only: owner socket %s (pid %d)\n", owner.SocketPath(dir), os.Getpid())
 	}
-	err = srv.Serve(sctx, serve.Listeners{TCP: tcp, Socket: sock, SocketHandler: activity.Handler(srv.SocketHandler(), f.ownerOnly)}, f.grace)
+	err = srv.Serve(sctx, serve.Listeners{TCP: tcp, Socket: sock, SocketHandler: activity.Handler(srv.SocketHandler(), f.ownerOnly),
+		Attach: activity.Attach}, f.grace)
 	logger.Info("stopped", "pid", os.Getpid())
 	return err
 }

@@ -1,0 +1,43 @@
+package mcp
+
+import (
+	"context"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/graft-studio/graft/fixtures"
+)
+
+// BenchmarkGetContent measures a warm get_content through the in-process
+// server (go-sdk client, in-memory transport): what one call costs graft
+// without any process boundary. `go test ./mcp -run '^$' -bench
+// GetContent -cpuprofile cpu.out` shows where it goes.
+func BenchmarkGetContent(b *testing.B) {
+	s := connectB(b, Options{Dir: fixtures.SampleRepo(b), Identity: FixedIdentity(agent)})
+	params := &sdk.CallToolParams{Name: "get_content", Arguments: map[string]any{"collection": "posts", "slug": "hello-world"}}
+	ctx := context.Background()
+	for b.Loop() {
+		res, err := s.CallTool(ctx, params)
+		if err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+}
+
+// connectB is connect for benchmarks: a client session on a new server.
+func connectB(b *testing.B, opts Options) *sdk.ClientSession {
+	srv := New(opts)
+	st, ct := sdk.NewInMemoryTransports()
+	ctx := context.Background()
+	if _, err := srv.Connect(ctx, st); err != nil {
+		b.Fatal(err)
+	}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close(); srv.Close() })
+	return cs
+}

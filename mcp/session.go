@@ -1,0 +1,110 @@
+package mcp
+
+import (
+	"context"
+	"io"
+	"sync"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/graft-studio/graft/service"
+)
+
+// Session is what one connection brings to a server that serves many: its
+// caller and the flags of the `graft mcp` it comes from. The project's owner
+// serves every bridged `graft mcp` as one session on the owner socket
+// (DESIGN §11: the bridge is transparent), each with its own Session.
+type Session struct {
+	// Caller is the connection's identity for every request.
+	Caller service.Caller
+	// Branch is the default branch of every tool that takes one (--branch).
+	Branch string
+	// ElicitApprovals asks approvals in-band (--elicit-approvals).
+	ElicitApprovals bool
+	// LocalFiles lets put_asset read a file of the project by path: set it
+	// for the person's own machine only (stdio, the owner socket).
+	LocalFiles bool
+}
+
+// sessions maps the go-sdk sessions connected with ConnectSession to
+// their Session.
+type sessions struct {
+	mu sync.Mutex
+	m  map[*sdk.ServerSession]Session
+}
+
+func (ss *sessions) get(s *sdk.ServerSession) (Session, bool) {
+	if s == nil {
+		return Session{}, false
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	v, ok := ss.m[s]
+	return v, ok
+}
+
+func (ss *sessions) set(s *sdk.ServerSession, v Session) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.m == nil {
+		ss.m = map[*sdk.ServerSession]Session{}
+	}
+	ss.m[s] = v
+}
+
+func (ss *sessions) drop(s *sdk.ServerSession) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	delete(ss.m, s)
+}
+
+// ConnectSession serves one session of newline-delimited JSON-RPC on rwc
+// as sess: its caller answers every request, its flags replace the
+// server's Options for it. It returns once the session is connected; the
+// session ends when rwc ends or is closed (ServerSession.Wait).
+func (s *Server) ConnectSession(ctx context.Context, rwc io.ReadWriteCloser, sess Session) (*sdk.ServerSession, error) {
+	gate := &gatedReader{r: rwc, ready: make(chan struct{})}
+	ss, err := s.sdk.Connect(ctx, &sdk.IOTransport{Reader: gate, Writer: rwc}, nil)
+	if err != nil {
+		close(gate.ready)
+		return nil, err
+	}
+	s.sessions.set(ss, sess)
+	close(gate.ready) // no message is read before the session is known
+	go func() {
+		ss.Wait()
+		s.sessions.drop(ss)
+	}()
+	return ss, nil
+}
+
+// sessionOf is the Session a request is served with: the one its
+// connection was connected with, else the server's Options.
+func (s *Server) sessionOf(ss *sdk.ServerSession) (Session, bool) {
+	if v, ok := s.sessions.get(ss); ok {
+		return v, true
+	}
+	return Session{Branch: s.opts.Branch, ElicitApprovals: s.opts.ElicitApprovals, LocalFiles: s.opts.LocalFiles}, false
+}
+
+// callerOf resolves who sends a request: its session's caller, else the
+// server's Identity.
+func (s *Server) callerOf(ctx context.Context, ss *sdk.ServerSession) (service.Caller, error) {
+	if v, ok := s.sessions.get(ss); ok {
+		return v.Caller, nil
+	}
+	return s.opts.Identity(ctx)
+}
+
+// gatedReader holds the first read until ready is closed.
+type gatedReader struct {
+	r     io.ReadCloser
+	ready chan struct{}
+}
+
+func (g *gatedReader) Read(p []byte) (int, error) {
+	<-g.ready
+	return g.r.Read(p)
+}
+
+func (g *gatedReader) Close() error { return g.r.Close() }
