@@ -96,7 +96,8 @@ var (
 // metaFormat 2: documents store their frontmatter and language for hits.
 // 3: bodies keep no word positions (an index of format 2 is rebuilt).
 // 4: bodies keep their word positions again (an index of format 3 is rebuilt).
-const metaFormat = 4
+// 5: a body's positions are packed in one location per word (bodyField).
+const metaFormat = 5
 
 // Open opens (creating it if needed) the index folder dir of a project,
 // removes what a crashed build left behind, and takes the folder's lock.

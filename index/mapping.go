@@ -160,7 +160,8 @@ const (
 	optKeywordStored = bindex.IndexField | bindex.StoreField
 	optText          = bindex.IndexField | bindex.IncludeTermVectors
 	// optBody indexes a body's words with their frequencies and positions
-	// (no byte offsets: bodyField), so phrases are matched on the index.
+	// (packed, no byte offsets: bodyField), so phrases are matched on the
+	// index.
 	// Bodies without positions were tried: the index of 100,000 synthetic
 	// documents was half the size, but every phrase the common-word pairs
 	// could not answer alone was checked against the text of each
