@@ -1,12 +1,13 @@
 package index
 
 import (
-	"github.com/graft-studio/graft/index/internal/words"
 	"sync"
 	"unsafe"
 
 	"github.com/blevesearch/bleve/v2/analysis"
 	bindex "github.com/blevesearch/bleve_index_api"
+
+	"github.com/graft-studio/graft/index/internal/words"
 )
 
 // bodyField is a document's body as Bleve indexes it: its words counted,

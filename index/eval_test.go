@@ -39,7 +39,7 @@ func evalSearch(tb testing.TB, m *Manager, q, collection string, chain ...string
 	pq, bis, langs := testChain(tb, m, q, chain)
 	c := newCrew()
 	defer c.close()
-	e, err := m.openEvaluation(c, bis, m.newPlan(pq, langs), collection)
+	e, err := m.engine.open(c, chainIndexes(bis), newPlan(m.an, pq, langs), collection)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func TestChainExclusionFollowsTheOverlay(t *testing.T) {
 	}
 	// A batch lands in the overlay as an in-place compile's would, before
 	// the compile records its IDs.
-	b := &builder{idx: bi.idx, an: m.an}
+	b := &writer{idx: bi.idx, an: m.an}
 	doc := &Document{Collection: "posts", Slug: "b", Path: "content/posts/b.md", Version: "0000", Data: map[string]any{"title": "B"}, Text: "shared word dev version"}
 	if err := b.index(doc, "dev"); err != nil {
 		t.Fatal(err)

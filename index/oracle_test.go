@@ -445,7 +445,7 @@ func oracleSearch(tb testing.TB, m *Manager, q, collection string, chain ...stri
 	defer m.mu.RUnlock()
 	pq, bis, langs := testChain(tb, m, q, chain)
 	texts, _ := oracleTextsOf.LoadOrStore(m, &oracleTexts{m: m})
-	qb := queryBuilder{texts: texts.(*oracleTexts), an: m.an, langs: langs, metas: &m.metas}
+	qb := queryBuilder{texts: texts.(*oracleTexts), an: m.an, langs: langs, metas: &m.engine.metas}
 	var top query.Query = qb.build(pq)
 	if collection != "" {
 		b := query.NewBooleanQuery([]query.Query{top}, nil, nil)
@@ -454,7 +454,7 @@ func oracleSearch(tb testing.TB, m *Manager, q, collection string, chain ...stri
 	}
 	var idSets snapshotCache[[]bindex.IndexInternalID]
 	if len(bis) > 1 {
-		ex := &chainExclusion{sets: map[string]*idSetQuery{}, metas: &m.metas}
+		ex := &chainExclusion{sets: map[string]*idSetQuery{}, metas: &m.engine.metas}
 		var excluded []string
 		for i, bi := range bis {
 			if len(excluded) > 0 {
