@@ -113,9 +113,11 @@
 //     score exactly alike wherever they are.
 //   - Other text fields keep token positions in their term vectors, not
 //     byte offsets (nothing reads offsets; snippets are cut from the text).
-//   - When an index is installed, its segment files are mapped into the
-//     process in the background (warm.go, Linux), so the first searches do
-//     not pay a page fault per page they read.
+//   - When an index is installed, its segment files are read through in
+//     the background (warm.go, Linux), so the first searches find every
+//     page in the page cache and pay a minor fault, not a disk read, per
+//     page they touch. The pages are not mapped ahead: the process holds
+//     what its searches read, not the whole index.
 //   - An index is opened with Bleve's default tiered merge plan (a full
 //     build creates it with one that never merges), so the small segments
 //     incremental compiles add are merged in the background.
