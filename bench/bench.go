@@ -116,7 +116,7 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 	if opt.Log != nil {
 		t0 := time.Now()
 		logf = func(format string, args ...any) {
-			opt.Log("%6.1fs "+format, append([]any{time.Since(t0).Seconds()}, args...)...)
+			opt.Log("%6.1fs "+format+" [%s]", append(append([]any{time.Since(t0).Seconds()}, args...), memoryNote())...)
 		}
 	}
 	dir := opt.Dir
@@ -169,6 +169,7 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 		return res, err
 	}
 	res.FullCompileMs = full.Milliseconds()
+	logf("compiled in %.1f s", full.Seconds())
 	last := out.Results[len(out.Results)-1]
 	res.Problems = len(last.Problems)
 	res.Docs = last.Changes.Added + last.Changes.Changed + last.Changes.Unchanged - res.Problems
@@ -230,6 +231,7 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 		writes = append(writes, time.Since(start))
 	}
 	res.WriteCommitP50Us = median(writes).Microseconds()
+	logf("incremental compile %.1f ms, write %.1f ms (medians)", res.IncrementalCompileMs, float64(res.WriteCommitP50Us)/1000)
 
 	queries := opt.Queries
 	if len(queries) == 0 {
@@ -264,6 +266,7 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 		res.FTS5.PeakRSSMB = peer.peakRSSMB()
 	}
 	res.Load[1] = loadAverage()
+	logf("done")
 	return res, nil
 }
 
@@ -589,6 +592,29 @@ func dirSize(dir string) int64 {
 		return nil
 	})
 	return n
+}
+
+// memoryNote describes the process's memory now, for progress lines: its
+// resident set (Linux), split into anonymous memory (the Go heap, mostly)
+// and mapped files (index segments), and its peak so far.
+func memoryNote() string {
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return ""
+	}
+	mb := map[string]int{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		key, rest, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		switch key {
+		case "VmRSS", "RssAnon", "RssFile", "VmHWM":
+			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
+			mb[key] = kb >> 10
+		}
+	}
+	return fmt.Sprintf("rss %d MB: anon %d, files %d; peak %d MB", mb["VmRSS"], mb["RssAnon"], mb["RssFile"], mb["VmHWM"])
 }
 
 // peakRSSMB reads the process's peak resident set size (Linux); elsewhere

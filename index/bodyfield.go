@@ -1,16 +1,18 @@
 package index
 
 import (
-	"github.com/graft-studio/graft/index/internal/words"
 	"sync"
 	"unsafe"
 
 	"github.com/blevesearch/bleve/v2/analysis"
 	bindex "github.com/blevesearch/bleve_index_api"
+
+	"github.com/graft-studio/graft/index/internal/words"
 )
 
 // bodyField is a document's body as Bleve indexes it: its words counted,
-// with their positions (phrases are matched on them), and, when its
+// with their positions packed in one location per word (phrases are
+// matched on them: locate, phraseMatcher.addPacked), and, when its
 // language has common words, its common-word pairs counted for the pair
 // field, all in one pass over the text. A Bleve text field would make a
 // token for every word and then a map entry per word in a second pass:
@@ -20,7 +22,9 @@ import (
 // counted from its lower-cased copy (words.AppendLower) without making
 // tokens; any other text or analyzer runs the analyzer and counts its
 // tokens. Both give exactly the terms, frequencies and positions the
-// analyzer gives (TestBodyFieldCountsAsTheAnalyzer).
+// analyzer gives (TestBodyFieldCountsAsTheAnalyzer). Bleve's own phrase
+// search cannot read packed positions; the tests' oracle checks body
+// phrases against the documents' analysed text instead.
 type bodyField struct {
 	name    string
 	text    []byte
@@ -149,23 +153,38 @@ func (c *termCounts) at(term []byte, pos int) {
 	c.occ = append(c.occ, occurrence{c.add(term), pos})
 }
 
-// locate gives every term counted by at its locations, in order: one
-// position each, no byte offsets (nothing reads them), from two
-// allocations for the whole field.
+// locate gives every term counted by at its positions, packed into one
+// location: the first position, and the gaps to the next ones as the
+// location's array positions (no byte offsets: nothing reads them). A
+// location per position costs five numbers of the segment file each (field,
+// position, start, end, number of array positions); packed, a repeated word
+// costs one small gap. Three allocations for the whole field.
 func (c *termCounts) locate() {
-	locs := make([]bindex.TokenLocation, len(c.occ))
-	ptrs := make([]*bindex.TokenLocation, len(c.occ))
-	next := 0
+	distinct := len(c.freqs)
+	locs := make([]bindex.TokenLocation, distinct)
+	ptrs := make([]*bindex.TokenLocation, distinct)
+	gaps := make([]uint64, len(c.occ)-distinct)
+	next, nextGap := 0, 0
 	for _, o := range c.occ {
 		if o.tf.Locations == nil {
-			n := o.tf.Frequency()
-			o.tf.Locations = ptrs[next : next : next+n]
-			next += n
+			l := &locs[next]
+			l.Position = o.pos
+			if n := o.tf.Frequency() - 1; n > 0 {
+				l.ArrayPositions = gaps[nextGap : nextGap : nextGap+n]
+				nextGap += n
+			}
+			l.End = o.pos // the last position so far, until the end
+			ptrs[next] = l
+			o.tf.Locations = ptrs[next : next+1 : next+1]
+			next++
+			continue
 		}
+		l := o.tf.Locations[0]
+		l.ArrayPositions = append(l.ArrayPositions, uint64(o.pos-l.End))
+		l.End = o.pos
 	}
-	for i, o := range c.occ {
-		locs[i].Position = o.pos
-		o.tf.Locations = append(o.tf.Locations, &locs[i])
+	for i := range locs {
+		locs[i].End = 0
 	}
 	c.occ = nil
 }

@@ -39,12 +39,19 @@ func freqsOf(tfs bindex.TokenFrequencies) map[string]int {
 	return out
 }
 
-// positionsOf lists every term's positions, in order.
+// positionsOf lists every term's positions, in order: a location's own,
+// then those its array positions give as gaps (a body's, packed), none for
+// an analyzer's.
 func positionsOf(tfs bindex.TokenFrequencies) map[string][]int {
 	out := map[string][]int{}
 	for term, tf := range tfs {
 		for _, l := range tf.Locations {
-			out[term] = append(out[term], l.Position)
+			p := l.Position
+			out[term] = append(out[term], p)
+			for _, gap := range l.ArrayPositions {
+				p += int(gap)
+				out[term] = append(out[term], p)
+			}
 		}
 	}
 	return out
@@ -62,6 +69,16 @@ func checkBodyField(t *testing.T, an *analyzers, lang, text string, common map[s
 	}
 	if got := positionsOf(body.AnalyzedTokenFrequencies()); !reflect.DeepEqual(got, wantPositions) {
 		t.Errorf("%s %q: positions %v, want %v", lang, text, got, wantPositions)
+	}
+	for term, tf := range body.AnalyzedTokenFrequencies() {
+		if len(tf.Locations) != 1 {
+			t.Errorf("%s %q: %q has %d locations, want its positions packed in one", lang, text, term, len(tf.Locations))
+		}
+		for _, l := range tf.Locations {
+			if l.Start != 0 || l.End != 0 {
+				t.Errorf("%s %q: %q has offsets %d–%d, want none", lang, text, term, l.Start, l.End)
+			}
+		}
 	}
 	if got := body.AnalyzedLength(); got != wantLen {
 		t.Errorf("%s %q: length %d, want %d", lang, text, got, wantLen)

@@ -6,19 +6,36 @@
 // documents through the Mapper interface, so it never writes to Git and never
 // parses frontmatter itself.
 //
-// Its front door is Manager: Open, Compile, Search, Close. Behind it:
-//   - building: compile.go (full, incremental, staged merges), overlay.go,
-//     mapping.go and bodyfield.go (how a document becomes Bleve fields),
-//     pairs.go (common-word pairs);
-//   - the query engine: query.go (the language), plan.go, eval.go (a
-//     search's view of the chain), match.go (bitmaps and phrase
-//     positions), score.go (BM25, MaxScore), crew.go (parallel phases);
+// Its front door is Manager: Open, Compile, Search, Close. Behind it are
+// parts a reader can take one at a time, from the bottom; each refers only
+// to its own declarations and to the parts it builds on, as a package to
+// what it imports (TestPartsReferDownward checks it):
+//   - the contract (this file): what the caller gives and gets, Document,
+//     Mapper, Tree, Change, Problem;
+//   - the fields, on the contract: how a document is stored, field names,
+//     analyzers and Bleve documents (mapping.go), a body's words, packed
+//     positions and common-word pairs (bodyfield.go, pairs.go), what an
+//     index records about itself (meta.go);
+//   - the build, on the fields: the compiler (build.go: full and
+//     incremental compiles; overlay.go: overlays), the writer that batches
+//     documents into an index (batch.go), the staged merges of a full
+//     build (merge.go), the collector's settings during one (gc.go). It is
+//     handed a writer on the index to fill and what that index recorded;
+//     it never sees the index folder or a search;
+//   - the query engine, on the fields, beside the build: the language
+//     (query.go), plans (plan.go), the engine and its evaluation of a plan
+//     over a chain's segments (eval.go; match.go: bitmaps and phrase
+//     positions; score.go: BM25, MaxScore), parallel phases (crew.go),
+//     what is kept per index snapshot (snapshot.go). It is handed the
+//     chain's Bleve indexes; it never sees a compile or a result page;
+//   - the front door, on all of them: the index folder, its lock, swaps
+//     and crash recovery (manager.go), which build a compile runs and the
+//     swap after it (compile.go), a search's chain, result pages and hits
+//     (search.go, cache.go, snippet.go), warming (warm.go);
 //   - internal/snippet: cutting snippets, given a hit's text and the
-//     query's words;
-//   - internal/words: the text helpers the others share (the word
-//     tokenizer, ASCII lower-casing).
-//
-// The internal packages import nothing of index.
+//     query's words; internal/words: the text helpers the others share
+//     (the word tokenizer, ASCII lower-casing). They import nothing of
+//     index.
 //
 // Decisions where DESIGN is silent:
 //   - Files that give one document ID (SLUG_NOT_UNIQUE) are all reported and
@@ -72,10 +89,11 @@
 //   - A prefix clause (word*) scores every match the same, as Lucene does;
 //     a filter (field:value, collection:) scores nothing.
 //   - Bodies keep each word's frequency and positions, without byte
-//     offsets (bodyField, optBody), and every phrase is matched on them:
-//     the documents holding all its words (and common-word pairs) are
-//     narrowed by the group's other clauses, then checked by merging the
-//     words' sorted positions (phraseMatcher). A two-word phrase of common
+//     offsets, packed in one location per word: the first position and the
+//     gaps to the next (bodyField, optBody). Every phrase is matched on
+//     them: the documents holding all its words (and common-word pairs)
+//     are narrowed by the group's other clauses, then checked by merging
+//     the words' sorted positions (phraseMatcher). A two-word phrase of common
 //     words is one term of the pair field (pairs.go); a longer phrase of
 //     common words takes its candidates from its pairs first. Bodies
 //     without positions, checked against the text read from Git, were
@@ -95,9 +113,11 @@
 //     score exactly alike wherever they are.
 //   - Other text fields keep token positions in their term vectors, not
 //     byte offsets (nothing reads offsets; snippets are cut from the text).
-//   - When an index is installed, its segment files are mapped into the
-//     process in the background (warm.go, Linux), so the first searches do
-//     not pay a page fault per page they read.
+//   - When an index is installed, its segment files are read through in
+//     the background (warm.go, Linux), so the first searches find every
+//     page in the page cache and pay a minor fault, not a disk read, per
+//     page they touch. The pages are not mapped ahead: the process holds
+//     what its searches read, not the whole index.
 //   - An index is opened with Bleve's default tiered merge plan (a full
 //     build creates it with one that never merges), so the small segments
 //     incremental compiles add are merged in the background.

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
 )
@@ -97,6 +98,18 @@ func (a match) before(b match) bool {
 // segJob names a segment: ci in the chain, si in its index.
 type segJob struct{ ci, si int }
 
+// engine answers queries over the segments of a chain's indexes: a query
+// becomes a plan for the chain's languages (newPlan), and an evaluation of
+// the plan matches and scores the chain's documents (match.go, score.go).
+// It keeps what searches compute once per index snapshot. The Manager hands
+// it the chain's Bleve indexes, nearest first; it knows nothing of the
+// index folder, of compiles or of result pages.
+type engine struct {
+	live     snapshotCache[[]*roaring.Bitmap] // per index segment: the documents a search may return
+	overlays snapshotCache[*overlaySnap]      // nearer overlays' numbers and IDs
+	metas    snapshotCache[*readerMeta]
+}
+
 // evaluation is one search's view of the chain.
 type evaluation struct {
 	p      plan
@@ -104,13 +117,14 @@ type evaluation struct {
 	jobs   []segJob // every segment of the chain
 	stats  evalStats
 	filter string // collection filter
-	an     *analyzers
-	crew   *crew // runs the parallel phases
+	crew   *crew  // runs the parallel phases
 }
 
-// openEvaluation opens the chain's indexes for a search; close releases them.
-func (m *Manager) openEvaluation(c *crew, chain []*branchIndex, p plan, collection string) (*evaluation, error) {
-	e := &evaluation{p: p, filter: collection, an: m.an, crew: c}
+// open opens the chain's indexes (nearest first) for an evaluation of p,
+// restricted to one collection when collection is set, its phases run on
+// c; close releases them.
+func (en *engine) open(c *crew, chain []bleve.Index, p plan, collection string) (*evaluation, error) {
+	e := &evaluation{p: p, filter: collection, crew: c}
 	ok := false
 	defer func() {
 		if !ok {
@@ -119,14 +133,14 @@ func (m *Manager) openEvaluation(c *crew, chain []*branchIndex, p plan, collecti
 	}()
 	key := ""
 	var excluded []string
-	for i, bi := range chain {
-		snap, err := openSnapshot(bi.idx)
+	for i, idx := range chain {
+		snap, err := openSnapshot(idx)
 		if err != nil {
 			return nil, err
 		}
 		es := &evalSnap{snap: snap}
 		e.snaps = append(e.snaps, es)
-		if es.meta, err = readerMetaOf(&m.metas, snap); err != nil {
+		if es.meta, err = readerMetaOf(&en.metas, snap); err != nil {
 			return nil, err
 		}
 		var running uint64
@@ -139,7 +153,7 @@ func (m *Manager) openEvaluation(c *crew, chain []*branchIndex, p plan, collecti
 		// of the nearer snapshots opened, so an overlay being compiled in
 		// place (batch by batch) is excluded exactly as far as it got.
 		ids := excluded
-		if es.live, err = m.live.get(snap, key, func() ([]*roaring.Bitmap, error) {
+		if es.live, err = en.live.get(snap, key, func() ([]*roaring.Bitmap, error) {
 			out := make([]*roaring.Bitmap, len(es.segs))
 			for k, s := range es.segs {
 				live := s.seg.DocNumbersLive()
@@ -160,7 +174,7 @@ func (m *Manager) openEvaluation(c *crew, chain []*branchIndex, p plan, collecti
 		if i == len(chain)-1 {
 			break // the farthest index hides nothing
 		}
-		ov, err := m.overlays.get(snap, "", func() (*overlaySnap, error) {
+		ov, err := en.overlays.get(snap, "", func() (*overlaySnap, error) {
 			ids, err := snapshotIDs(es.segs)
 			return &overlaySnap{num: snapshotSeq.Add(1), ids: ids}, err
 		})
@@ -463,27 +477,6 @@ func (e *evaluation) run(ctx context.Context, k int) (uint64, []match, error) {
 	out := h.items
 	sort.Slice(out, func(i, j int) bool { return out[i].before(out[j]) })
 	return total, out, nil
-}
-
-// stored holds the stored fields a hit returns.
-type stored struct {
-	path, version, branch, data, lang string
-}
-
-// set records one stored field by name.
-func (s *stored) set(name string, val []byte) {
-	switch name {
-	case fieldPath:
-		s.path = string(val)
-	case fieldVersion:
-		s.version = string(val)
-	case fieldBranch:
-		s.branch = string(val)
-	case fieldData:
-		s.data = string(val)
-	case fieldLang:
-		s.lang = string(val)
-	}
 }
 
 // stored reads a match's stored fields and ID.

@@ -39,7 +39,7 @@ func evalSearch(tb testing.TB, m *Manager, q, collection string, chain ...string
 	pq, bis, langs := testChain(tb, m, q, chain)
 	c := newCrew()
 	defer c.close()
-	e, err := m.openEvaluation(c, bis, m.newPlan(pq, langs), collection)
+	e, err := m.engine.open(c, chainIndexes(bis), newPlan(m.an, pq, langs), collection)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func TestChainExclusionFollowsTheOverlay(t *testing.T) {
 	}
 	// A batch lands in the overlay as an in-place compile's would, before
 	// the compile records its IDs.
-	b := &builder{idx: bi.idx, an: m.an}
+	b := &writer{idx: bi.idx, an: m.an}
 	doc := &Document{Collection: "posts", Slug: "b", Path: "content/posts/b.md", Version: "0000", Data: map[string]any{"title": "B"}, Text: "shared word dev version"}
 	if err := b.index(doc, "dev"); err != nil {
 		t.Fatal(err)
@@ -332,7 +332,8 @@ func (l location) ArrayPositions() []uint64 { return l.array }
 func (l location) Size() int                { return 0 }
 
 // phraseMatcher finds exactly the phrases that trying every word of the
-// text as the phrase's start finds, on the locations a body field gives.
+// text as the phrase's start finds, on the packed positions a body field
+// gives and on one location per position.
 func FuzzPhraseMatcher(f *testing.F) {
 	for _, s := range [][2]string{{"one two three", "two three"}, {"A a a B", "a a b"}, {"x.y z", "y z"}, {"b a b a b", "a b a"}} {
 		f.Add(s[0], s[1])
@@ -355,7 +356,7 @@ func FuzzPhraseMatcher(f *testing.F) {
 		for i, term := range terms {
 			if tf := freqs[term.term]; tf != nil {
 				for _, l := range tf.Locations {
-					locs[i] = append(locs[i], location{pos: uint64(l.Position)})
+					locs[i] = append(locs[i], location{pos: uint64(l.Position), array: l.ArrayPositions})
 				}
 			}
 		}
@@ -375,8 +376,40 @@ func FuzzPhraseMatcher(f *testing.F) {
 				break
 			}
 		}
+		// A body's packed positions, the terms in the phrase's order and
+		// from its last (a search takes them from the rarest).
+		for _, reverse := range []bool{false, true} {
+			var m phraseMatcher
+			m.reset()
+			held := true
+			for k := range terms {
+				i := k
+				if reverse {
+					i = len(terms) - 1 - k
+				}
+				if !m.addPacked(locs[i], uint64(terms[i].pos)) {
+					held = false
+					break
+				}
+			}
+			if held != want {
+				t.Errorf("packed (reverse %v): %q in %q = %v, the tokens say %v", reverse, phrase, text, held, want)
+			}
+		}
+		// The same positions one location each, as other text fields keep them.
+		unpacked := make([][]segment.Location, len(terms))
+		for i, l := range locs {
+			for _, x := range l {
+				p := x.Pos()
+				unpacked[i] = append(unpacked[i], location{pos: p})
+				for _, gap := range x.ArrayPositions() {
+					p += gap
+					unpacked[i] = append(unpacked[i], location{pos: p})
+				}
+			}
+		}
 		var m phraseMatcher
-		if got := m.holds(terms, locs); got != want {
+		if got := m.holds(terms, unpacked); got != want {
 			t.Errorf("holds(%q, %q) = %v, the tokens say %v", text, phrase, got, want)
 		}
 	})

@@ -621,8 +621,9 @@ func pairDocs(t *testing.T, m *Manager, branch, pair string) uint64 {
 	return n
 }
 
-// Short text fields keep token positions (phrases) and no byte offsets;
-// bodies keep their words' frequencies (scores) and no positions.
+// Text fields keep their words' frequencies (scores) and token positions
+// (phrases), and no byte offsets; a body's positions are packed in one
+// location per word.
 func TestTermVectors(t *testing.T) {
 	r := newTestRepo(t)
 	r.commit("main", "", map[string]string{"content/posts/hello-there.md": md("Brave new world", "one two three two")})
@@ -656,6 +657,15 @@ func TestTermVectors(t *testing.T) {
 			got = append(got, v.Pos)
 			if v.Start != 0 || v.End != 0 {
 				t.Errorf("%s:%s at %d: offsets %d–%d, want none", tt.field, tt.term, v.Pos, v.Start, v.End)
+			}
+			if strings.HasPrefix(tt.field, prefixBody) { // packed: the gaps to the next positions
+				if len(doc.Vectors) != 1 {
+					t.Errorf("%s:%s: %d locations, want the positions packed in one", tt.field, tt.term, len(doc.Vectors))
+				}
+				for p, gap := v.Pos, v.ArrayPositions; len(gap) > 0; gap = gap[1:] {
+					p += gap[0]
+					got = append(got, p)
+				}
 			}
 		}
 		slices.Sort(got)

@@ -14,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
@@ -42,10 +41,8 @@ type Manager struct {
 
 	mapping  *mapping.IndexMappingImpl
 	an       *analyzers
-	texts    *textCache                       // plain texts for snippets
-	live     snapshotCache[[]*roaring.Bitmap] // per index segment: the documents a search may return
-	overlays snapshotCache[*overlaySnap]      // nearer overlays' numbers and IDs
-	metas    snapshotCache[*readerMeta]
+	engine   engine     // answers queries (eval.go)
+	texts    *textCache // plain texts for snippets
 	results  *resultCache
 	snippets *snippet.Cutter
 	warmer   warmer // maps installed indexes' pages ahead of searches (warm.go)
@@ -70,33 +67,6 @@ type branchIndex struct {
 	// changes is installed as a new branchIndex.
 	gen uint64
 }
-
-// indexMeta is what an index records about itself (Bleve internal metadata).
-type indexMeta struct {
-	Format int      `json:"format"`
-	Branch string   `json:"branch"`
-	Parent string   `json:"parent,omitempty"`
-	Commit string   `json:"commit"`
-	Base   string   `json:"base,omitempty"`
-	Langs  []string `json:"langs,omitempty"`
-	// Common lists, per language key, the words whose adjacent pairs a full
-	// index holds in its pair field (pairs.go).
-	Common map[string][]string `json:"common,omitempty"`
-}
-
-func (m indexMeta) overlay() bool { return m.Parent != "" }
-
-// Internal metadata keys.
-var (
-	keyMeta     = []byte("graft.meta")
-	keyProblems = []byte("graft.problems")
-	keyOverlay  = []byte("graft.overlay")
-)
-
-// metaFormat 2: documents store their frontmatter and language for hits.
-// 3: bodies keep no word positions (an index of format 2 is rebuilt).
-// 4: bodies keep their word positions again (an index of format 3 is rebuilt).
-const metaFormat = 4
 
 // Open opens (creating it if needed) the index folder dir of a project,
 // removes what a crashed build left behind, and takes the folder's lock.
@@ -325,10 +295,6 @@ func (m *Manager) runtimeConfig() map[string]any {
 	return map[string]any{"bolt_timeout": m.opt.LockWait.String(), "scorchMergePlanOptions": plan}
 }
 
-// neverMerge is a tiered merge plan that is never over budget: it allows
-// ceil(documents / FloorSegmentSize) segments, and the floor is one document.
-var neverMerge = map[string]any{"MaxSegmentsPerTier": 1 << 20, "FloorSegmentSize": 1}
-
 // get returns the open index of branch, opening it from disk when needed;
 // nil with no error when the branch has no index.
 func (m *Manager) get(branch string) (*branchIndex, error) {
@@ -413,7 +379,7 @@ func (m *Manager) newIndex(path string) (bleve.Index, error) {
 	cfg := m.runtimeConfig()
 	cfg["scorchMergePlanOptions"] = neverMerge
 	// Batches return once searchable; the build waits for persistence only
-	// before it merges and at its metadata batch (builder.persist).
+	// before it merges and at its metadata batch (writer.persist).
 	cfg["unsafe_batch"] = true
 	idx, err := bleve.NewUsing(path, m.mapping, scorch.Name, bleve.Config.DefaultKVStore, cfg)
 	if err != nil {

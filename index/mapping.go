@@ -3,7 +3,6 @@ package index
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/graft-studio/graft/index/internal/words"
 	"sort"
 	"strings"
 
@@ -15,6 +14,8 @@ import (
 	"github.com/blevesearch/bleve/v2/document"
 	"github.com/blevesearch/bleve/v2/mapping"
 	bindex "github.com/blevesearch/bleve_index_api"
+
+	"github.com/graft-studio/graft/index/internal/words"
 
 	// Language analyzers, registered by name.
 	_ "github.com/blevesearch/bleve/v2/analysis/lang/ar"
@@ -160,7 +161,8 @@ const (
 	optKeywordStored = bindex.IndexField | bindex.StoreField
 	optText          = bindex.IndexField | bindex.IncludeTermVectors
 	// optBody indexes a body's words with their frequencies and positions
-	// (no byte offsets: bodyField), so phrases are matched on the index.
+	// (packed, no byte offsets: bodyField), so phrases are matched on the
+	// index.
 	// Bodies without positions were tried: the index of 100,000 synthetic
 	// documents was half the size, but every phrase the common-word pairs
 	// could not answer alone was checked against the text of each
@@ -230,6 +232,27 @@ func (a *analyzers) buildDocument(d *Document, branch string, common commonWords
 		})
 	}
 	return bd
+}
+
+// stored holds the stored fields a hit returns.
+type stored struct {
+	path, version, branch, data, lang string
+}
+
+// set records one stored field by name.
+func (s *stored) set(name string, val []byte) {
+	switch name {
+	case fieldPath:
+		s.path = string(val)
+	case fieldVersion:
+		s.version = string(val)
+	case fieldBranch:
+		s.branch = string(val)
+	case fieldData:
+		s.data = string(val)
+	case fieldLang:
+		s.lang = string(val)
+	}
 }
 
 // buildTombstone returns the Bleve document that hides id in farther branches.

@@ -365,7 +365,7 @@ func positionBits(s *evalSeg, a planAlt, cand *roaring.Bitmap) (*roaring.Bitmap,
 				if err != nil {
 					return nil, err
 				}
-				if !m.add(l, uint64(a.terms[i].pos-a.terms[0].pos)) {
+				if !m.addPacked(l, uint64(a.terms[i].pos-a.terms[0].pos)) {
 					held = false
 					break
 				}
@@ -388,12 +388,12 @@ func positionBits(s *evalSeg, a planAlt, cand *roaring.Bitmap) (*roaring.Bitmap,
 	return out, nil
 }
 
-// phraseMatcher finds a phrase in the locations of its terms in one
+// phraseMatcher finds a phrase in the positions of its terms in one
 // document, narrowing the positions where the phrase may start term by
 // term; it reuses its buffers from document to document.
 type phraseMatcher struct {
-	starts, next []uint64
-	begun        bool
+	starts, next, pos []uint64
+	begun             bool
 }
 
 // reset starts on a new document.
@@ -401,15 +401,30 @@ func (m *phraseMatcher) reset() {
 	m.starts, m.begun = m.starts[:0], false
 }
 
-// add narrows the possible starts by one term's locations (in position
-// order, without array positions), the term being off positions after the
-// phrase's first, and reports whether any start is left. Both lists are
-// sorted, so each step is a merge.
-func (m *phraseMatcher) add(locs []segment.Location, off uint64) bool {
+// addPacked narrows the possible starts by a body term's positions, packed
+// in its one location (bodyField), the term being off positions after the
+// phrase's first, and reports whether any start is left.
+func (m *phraseMatcher) addPacked(locs []segment.Location, off uint64) bool {
+	m.pos = m.pos[:0]
+	if len(locs) > 0 {
+		p := locs[0].Pos()
+		m.pos = append(m.pos, p)
+		for _, gap := range locs[0].ArrayPositions() {
+			p += gap
+			m.pos = append(m.pos, p)
+		}
+	}
+	return m.add(m.pos, off)
+}
+
+// add narrows the possible starts by one term's positions (sorted), the
+// term being off positions after the phrase's first, and reports whether
+// any start is left. Both lists are sorted, so each step is a merge.
+func (m *phraseMatcher) add(positions []uint64, off uint64) bool {
 	if !m.begun {
 		m.begun = true
-		for _, l := range locs {
-			if p := l.Pos(); p >= off {
+		for _, p := range positions {
+			if p >= off {
 				m.starts = append(m.starts, p-off)
 			}
 		}
@@ -417,8 +432,7 @@ func (m *phraseMatcher) add(locs []segment.Location, off uint64) bool {
 	}
 	m.next = m.next[:0]
 	j := 0
-	for _, l := range locs {
-		p := l.Pos()
+	for _, p := range positions {
 		if p < off {
 			continue
 		}
@@ -447,7 +461,11 @@ func (m *phraseMatcher) holds(terms []phraseTerm, locs [][]segment.Location) boo
 	}
 	m.reset()
 	for i, t := range terms {
-		if !m.add(locs[i], uint64(t.pos-terms[0].pos)) {
+		m.pos = m.pos[:0]
+		for _, l := range locs[i] {
+			m.pos = append(m.pos, l.Pos())
+		}
+		if !m.add(m.pos, uint64(t.pos-terms[0].pos)) {
 			return false
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/blevesearch/bleve/v2"
@@ -25,6 +26,7 @@ import (
 // queryBuilder turns a parsed query into a Bleve query over the text fields
 // of the languages present.
 type queryBuilder struct {
+	texts *oracleTexts // the documents' texts, for body phrases
 	an    *analyzers
 	langs []string
 	metas *snapshotCache[*readerMeta]
@@ -116,18 +118,16 @@ func (qb queryBuilder) textQuery(field, lang string, c Clause, boost float64) qu
 	case 1:
 		return termQuery(field, terms[0], boost)
 	}
+	if strings.HasPrefix(field, prefixBody) {
+		// A body's positions are packed (bodyField), which Bleve's phrase
+		// search cannot read: the documents whose text holds the phrase.
+		return &textPhraseQuery{texts: qb.texts, lang: lang, phrase: c.Text, boost: boost}
+	}
 	q := query.NewMatchPhraseQuery(c.Text)
 	q.SetField(field)
 	q.Analyzer = analyzerName(lang)
 	q.SetBoost(boost)
-	if !strings.HasPrefix(field, prefixBody) {
-		return q
-	}
-	var tokens []analysis.Token
-	for _, t := range qb.an.forKey(lang).Analyze([]byte(c.Text)) {
-		tokens = append(tokens, *t)
-	}
-	return &phraseQuery{phrase: q, lang: lang, terms: tokens, boost: boost, metas: qb.metas}
+	return q
 }
 
 func (qb queryBuilder) analyze(lang, text string) []string {
@@ -150,65 +150,130 @@ func prefixQuery(field, prefix string, boost float64) query.Query {
 	return &constPrefixQuery{prefix: prefix, field: field, boost: boost}
 }
 
-// phraseQuery is a phrase on a body field that uses the index's common-word
-// pairs when it can. It names the body field for Bleve's statistics; pair
-// terms are scored with the index's own statistics. Any other phrase is
-// Bleve's own phrase search on the body's positions.
-type phraseQuery struct {
-	phrase *query.MatchPhraseQuery
+// textPhraseQuery matches the documents of an index whose body, in one
+// language, holds a phrase: each document's text is read from Git, mapped,
+// analysed and searched token by token, without the index's positions or
+// pairs. Its matches all score the boost (scores are not compared).
+type textPhraseQuery struct {
+	texts  *oracleTexts
 	lang   string
-	terms  []analysis.Token // the phrase analysed
+	phrase string
 	boost  float64
-	metas  *snapshotCache[*readerMeta]
 }
 
-func (q *phraseQuery) Field() string      { return q.phrase.Field() }
-func (q *phraseQuery) SetField(f string)  { q.phrase.SetField(f) }
-func (q *phraseQuery) SetBoost(b float64) { q.boost = b; q.phrase.SetBoost(b) }
-func (q *phraseQuery) Boost() float64     { return q.boost }
+func (q *textPhraseQuery) SetBoost(b float64) { q.boost = b }
+func (q *textPhraseQuery) Boost() float64     { return q.boost }
 
 // Searcher implements query.Query.
-func (q *phraseQuery) Searcher(ctx context.Context, r bindex.IndexReader, m mapping.IndexMapping, opt search.SearcherOptions) (search.Searcher, error) {
-	meta, err := readerMetaOf(q.metas, r)
+func (q *textPhraseQuery) Searcher(ctx context.Context, r bindex.IndexReader, _ mapping.IndexMapping, opt search.SearcherOptions) (search.Searcher, error) {
+	docs, err := q.texts.of(r, q.lang)
 	if err != nil {
 		return nil, err
 	}
-	words := meta.common[q.lang]
-	var pairs []string
-	for i := 1; i < len(q.terms); i++ {
-		p, t := q.terms[i-1], q.terms[i]
-		if t.Position == p.Position+1 && words[string(p.Term)] && words[string(t.Term)] {
-			pairs = append(pairs, string(p.Term)+" "+string(t.Term))
+	phrase := q.texts.m.an.forKey(q.lang).Analyze([]byte(q.phrase))
+	var ids []string
+	for id, words := range docs {
+		if wordsHold(words, phrase) {
+			ids = append(ids, id)
 		}
 	}
-	if len(pairs) == 0 {
-		return q.phrase.Searcher(ctx, r, m, opt)
+	return searcher.NewDocIDSearcher(ctx, r, ids, q.boost, opt)
+}
+
+// oracleTexts keeps, per index snapshot and language, the analysed body of
+// every document in that language, read from Git and mapped (the oracle's
+// searches run on several goroutines).
+type oracleTexts struct {
+	m     *Manager
+	mu    sync.Mutex
+	cache map[oracleKey]map[string]map[word]bool // document ID → its words
+}
+
+type oracleKey struct {
+	r    bindex.IndexReader
+	lang string
+}
+
+// word is a term at a position.
+type word struct {
+	pos  int
+	term string
+}
+
+// of returns the words of the bodies in lang of r's documents, by ID.
+func (t *oracleTexts) of(r bindex.IndexReader, lang string) (map[string]map[word]bool, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if docs, ok := t.cache[oracleKey{r, lang}]; ok {
+		return docs, nil
 	}
-	local := context.WithValue(ctx, search.BM25StatsKey, nil) // the pair field has no chain-wide statistics
-	var parts []search.Searcher
-	closeAll := func() {
-		for _, s := range parts {
-			s.Close()
-		}
+	all, err := r.DocIDReaderAll()
+	if err != nil {
+		return nil, err
 	}
-	for _, p := range pairs {
-		s, err := searcher.NewTermSearcher(local, r, p, prefixPair+q.lang, q.boost, opt)
+	defer all.Close()
+	docs := map[string]map[word]bool{}
+	for {
+		num, err := all.Next()
 		if err != nil {
-			closeAll()
 			return nil, err
 		}
-		parts = append(parts, s)
+		if num == nil {
+			break
+		}
+		id, err := r.ExternalID(num)
+		if err != nil {
+			return nil, err
+		}
+		doc, err := r.Document(id)
+		if err != nil {
+			return nil, err
+		}
+		path, version := pathAndVersion(doc)
+		if version == "" {
+			continue // a tombstone
+		}
+		blob, err := t.m.tree.Blob(version)
+		if err != nil {
+			return nil, err
+		}
+		d, _, _ := t.m.mapper.Map(path, blob)
+		if d == nil || langKey(d.Language) != lang {
+			continue
+		}
+		words := map[word]bool{}
+		for _, tok := range t.m.an.forKey(lang).Analyze([]byte(d.Text)) {
+			words[word{tok.Position, string(tok.Term)}] = true
+		}
+		docs[id] = words
 	}
-	if len(q.terms) == 2 {
-		return parts[0], nil // the pair is the phrase
+	if t.cache == nil {
+		t.cache = map[oracleKey]map[string]map[word]bool{}
 	}
-	ps, err := q.phrase.Searcher(ctx, r, m, opt)
-	if err != nil {
-		closeAll()
-		return nil, err
+	t.cache[oracleKey{r, lang}] = docs
+	return docs, nil
+}
+
+// wordsHold reports whether a text's words hold a phrase's tokens, each at
+// its offset from the phrase's first (gaps included), trying every word of
+// the text as the start.
+func wordsHold(text map[word]bool, phrase analysis.TokenStream) bool {
+	if len(phrase) == 0 {
+		return false
 	}
-	parts = append(parts, ps)
-	return searcher.NewConjunctionSearcher(ctx, r, parts, opt)
+	for start := range text {
+		held := true
+		for _, t := range phrase {
+			if !text[word{start.pos + t.Position - phrase[0].Position, string(t.Term)}] {
+				held = false
+				break
+			}
+		}
+		if held {
+			return true
+		}
+	}
+	return false
 }
 
 // idSetQuery matches the documents of a fixed set of IDs, like Bleve's
@@ -367,6 +432,9 @@ func (u unscoredQuery) Searcher(ctx context.Context, r bindex.IndexReader, m map
 	return u.q.Searcher(ctx, r, m, opt)
 }
 
+// oracleTextsOf keeps each manager's oracleTexts.
+var oracleTextsOf sync.Map
+
 // oracleSearch runs a query the way graft did before its evaluator: the
 // plan as a Bleve query over the chain (an index alias with chain-wide
 // statistics, nearer branches' documents excluded by a must-not clause). It
@@ -376,7 +444,8 @@ func oracleSearch(tb testing.TB, m *Manager, q, collection string, chain ...stri
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	pq, bis, langs := testChain(tb, m, q, chain)
-	qb := queryBuilder{an: m.an, langs: langs, metas: &m.metas}
+	texts, _ := oracleTextsOf.LoadOrStore(m, &oracleTexts{m: m})
+	qb := queryBuilder{texts: texts.(*oracleTexts), an: m.an, langs: langs, metas: &m.engine.metas}
 	var top query.Query = qb.build(pq)
 	if collection != "" {
 		b := query.NewBooleanQuery([]query.Query{top}, nil, nil)
@@ -385,7 +454,7 @@ func oracleSearch(tb testing.TB, m *Manager, q, collection string, chain ...stri
 	}
 	var idSets snapshotCache[[]bindex.IndexInternalID]
 	if len(bis) > 1 {
-		ex := &chainExclusion{sets: map[string]*idSetQuery{}, metas: &m.metas}
+		ex := &chainExclusion{sets: map[string]*idSetQuery{}, metas: &m.engine.metas}
 		var excluded []string
 		for i, bi := range bis {
 			if len(excluded) > 0 {

@@ -47,53 +47,55 @@ func readOverlay(idx bleve.Index) (*overlayState, error) {
 	return st, nil
 }
 
-// compileOverlay makes the overlay index hold what differs between the base
-// and the head: the head's documents for changed paths and tombstones for the
-// base's documents the branch deleted or moved. Paths whose blobs did not
-// change since the last compile are not read again.
-func (m *Manager) compileOverlay(ctx context.Context, b *builder, bi *branchIndex, meta indexMeta, res *CompileResult) (map[string]problemEntry, error) {
+// overlay makes the overlay index that w writes hold what differs between
+// the base and the head: the head's documents for changed paths and
+// tombstones for the base's documents the branch deleted or moved, and
+// returns the problems it recorded. inPlace says that w writes the
+// overlay's index as it is (else an empty one): paths whose blobs did not
+// change since its last compile are not read again.
+func (c *compiler) overlay(ctx context.Context, w *writer, inPlace bool, meta indexMeta, ch *Changes) (map[string]problemEntry, error) {
 	prev := &overlayState{Entries: map[string]overlayEntry{}, Items: map[string]overlayItem{}}
-	if bi != nil {
+	if inPlace {
 		var err error
-		if prev, err = readOverlay(bi.idx); err != nil {
+		if prev, err = readOverlay(w.idx); err != nil {
 			return nil, err
 		}
 	}
 	var diff []Change
 	if meta.Commit != "" {
 		var err error
-		if diff, err = m.tree.Diff(meta.Base, meta.Commit, m.mapper.Root()); err != nil {
+		if diff, err = c.tree.Diff(meta.Base, meta.Commit, c.mapper.Root()); err != nil {
 			return nil, err
 		}
 	}
 	next := &overlayState{Entries: map[string]overlayEntry{}, Items: map[string]overlayItem{}}
 	var reads []Change // blobs to map: To for the head's side, From for the base's
-	for _, c := range diff {
-		if e, ok := prev.Entries[c.Path]; ok && e.From == c.From && e.To == c.To {
-			next.Entries[c.Path] = e
-			res.Changes.Unchanged++
+	for _, f := range diff {
+		if e, ok := prev.Entries[f.Path]; ok && e.From == f.From && e.To == f.To {
+			next.Entries[f.Path] = e
+			ch.Unchanged++
 			continue
 		}
-		next.Entries[c.Path] = overlayEntry{From: c.From, To: c.To}
-		if _, ok := prev.Entries[c.Path]; ok {
-			res.Changes.Changed++
+		next.Entries[f.Path] = overlayEntry{From: f.From, To: f.To}
+		if _, ok := prev.Entries[f.Path]; ok {
+			ch.Changed++
 		} else {
-			res.Changes.Added++
+			ch.Added++
 		}
-		if c.To != "" {
-			reads = append(reads, Change{Path: c.Path, To: c.To})
+		if f.To != "" {
+			reads = append(reads, Change{Path: f.Path, To: f.To})
 		}
-		if c.From != "" {
-			reads = append(reads, Change{Path: c.Path, From: "base", To: c.From})
+		if f.From != "" {
+			reads = append(reads, Change{Path: f.Path, From: "base", To: f.From})
 		}
 	}
 	for p := range prev.Entries {
 		if _, ok := next.Entries[p]; !ok {
-			res.Changes.Removed++
+			ch.Removed++
 		}
 	}
 	fresh := map[string]*Document{} // by path, the head's documents read now
-	err := m.mapParallel(ctx, reads, func(r mapped) error {
+	err := c.mapParallel(ctx, reads, func(r mapped) error {
 		e := next.Entries[r.change.Path]
 		if r.change.From == "base" {
 			if r.doc != nil {
@@ -152,35 +154,35 @@ func (m *Manager) compileOverlay(ctx context.Context, b *builder, bi *branchInde
 			continue
 		}
 		if it.Tomb {
-			if err := b.tombstone(id, it.Path); err != nil {
+			if err := w.tombstone(id, it.Path); err != nil {
 				return nil, err
 			}
 			continue
 		}
 		d := fresh[it.Path]
 		if d == nil {
-			r := m.mapFile(it.Path, it.Version)
+			r := c.mapFile(it.Path, it.Version)
 			if r.err != nil {
 				return nil, r.err
 			}
 			d = r.doc
 		}
 		if d != nil {
-			if err := b.index(d, meta.Branch); err != nil {
+			if err := w.index(d, meta.Branch); err != nil {
 				return nil, err
 			}
 		}
 	}
 	for id := range prev.Items {
 		if _, ok := next.Items[id]; !ok {
-			if err := b.delete(id); err != nil {
+			if err := w.delete(id); err != nil {
 				return nil, err
 			}
 		}
 	}
 	meta.Langs = sortedKeys(langs)
 	sort.Strings(meta.Langs)
-	if err := b.finish(meta, map[string]any{string(keyOverlay): next, string(keyProblems): problems}); err != nil {
+	if err := w.finish(meta, map[string]any{string(keyOverlay): next, string(keyProblems): problems}); err != nil {
 		return nil, err
 	}
 	return problems, nil

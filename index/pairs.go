@@ -4,21 +4,19 @@ import (
 	"sort"
 )
 
-// Common-word pairs. Bodies keep no word positions, so a body phrase is
-// checked against the text of the documents holding all its words, and a
-// phrase of frequent words ("of the", "how to") is held by most documents.
-// An index therefore also indexes, in a field of its own per language
-// ("pair.en"), every two adjacent body words that are both among the
-// language's most frequent ones, joined by a space. A two-word phrase of
-// such words is answered by one term of that field; a longer phrase is
-// checked against the text only of the documents holding every pair.
+// Common-word pairs. A phrase of frequent words ("of the", "how to") is
+// held by most documents, and checking its words' positions in each would
+// read the longest position lists of the index. An index therefore also
+// indexes, in a field of its own per language ("pair.en"), every two
+// adjacent body words that are both among the language's most frequent
+// ones, joined by a space. A two-word phrase of such words is answered by
+// one term of that field; a longer phrase's positions are checked only in
+// the documents holding every pair.
 //
 // The common words are chosen when a full index is built, from a sample of
 // its documents, and recorded in its metadata; incremental compiles keep
 // them. An overlay takes its parent's words when it is rebuilt and keeps
-// them too: bodies keep no positions, so without pairs a phrase of common
-// words would be checked against the text of most of the overlay's
-// documents. Each index decides at search time from its own recorded words,
+// them too. Each index decides at search time from its own recorded words,
 // so a chain mixing indexes built with different words still answers
 // exactly.
 const (

@@ -53,12 +53,12 @@ type phraseTerm struct {
 }
 
 // newPlan prepares q for the text fields of langs.
-func (m *Manager) newPlan(q *Query, langs []string) plan {
+func newPlan(an *analyzers, q *Query, langs []string) plan {
 	var p plan
 	for _, g := range q.Groups {
 		var group []planClause
 		for _, c := range g {
-			group = append(group, planClause{negate: c.Negate, alts: m.clauseAlts(c, langs)})
+			group = append(group, planClause{negate: c.Negate, alts: clauseAlts(an, c, langs)})
 		}
 		p.groups = append(p.groups, group)
 	}
@@ -66,7 +66,7 @@ func (m *Manager) newPlan(q *Query, langs []string) plan {
 }
 
 // clauseAlts lists the fields a clause may match in.
-func (m *Manager) clauseAlts(c Clause, langs []string) []planAlt {
+func clauseAlts(an *analyzers, c Clause, langs []string) []planAlt {
 	if c.Kind == Filter {
 		field, v := fieldCollection, c.Text
 		if c.Field != "collection" {
@@ -82,7 +82,7 @@ func (m *Manager) clauseAlts(c Clause, langs []string) []planAlt {
 		if c.Prefix {
 			return nil
 		}
-		return m.an.forKey(lang).Analyze([]byte(c.Text))
+		return an.forKey(lang).Analyze([]byte(c.Text))
 	}
 	var alts []planAlt
 	alts = textAlt(alts, fieldSlug, neutralKey, c, analyze(neutralKey), boostSlug)

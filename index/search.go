@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/blevesearch/bleve/v2"
+
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/index/internal/snippet"
 )
@@ -164,7 +166,7 @@ func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, 
 	}
 	defer c.close()
 	langs := chainLangs(chain)
-	e, err := m.openEvaluation(c, chain, m.newPlan(pq, langs), req.Collection)
+	e, err := m.engine.open(c, chainIndexes(chain), newPlan(m.an, pq, langs), req.Collection)
 	if err != nil {
 		return nil, err
 	}
@@ -246,6 +248,15 @@ func (m *Manager) searchPage(ctx context.Context, req SearchRequest, pq *Query, 
 // oversubscribed, the p99 of graft bench's first runs was 2.5 times
 // FTS5's with the helpers.
 const crewMinDocs = 20_000
+
+// chainIndexes returns the Bleve indexes of a chain, nearest first.
+func chainIndexes(chain []*branchIndex) []bleve.Index {
+	out := make([]bleve.Index, len(chain))
+	for i, bi := range chain {
+		out[i] = bi.idx
+	}
+	return out
+}
 
 // chainDocs counts the documents of a chain's indexes (tombstones too).
 func chainDocs(chain []*branchIndex) uint64 {

@@ -1,6 +1,8 @@
 package index
 
 import (
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,27 +15,30 @@ import (
 )
 
 // Warming. Segment files are memory-mapped, and a page enters the process
-// on its first touch. On the 2-core machines graft is measured on, such a
-// page fault costs 30–60 µs, so the first searches of a freshly installed
-// 100,000-document index took 10–60 ms each (every one of their dictionary
-// and postings reads faulted) and set the p99 of a run of 200 searches.
-// When an index is installed, its segment files are therefore mapped ahead
-// of the searches, in the background and one index at a time, if they fit
-// comfortably in the memory available. A long-running process maps what its
-// searches read anyway (200 searches map most of such an index); warming
-// takes that cost off the first searches.
+// on its first touch. On the 2-core machines graft is measured on, a page
+// that is not in the kernel's page cache costs a read from disk on its first
+// touch, and one that is costs a minor fault (20–60 µs, which maps 16
+// neighbouring pages at once). When an index is installed, its segment
+// files are therefore read through once, in the background and one index at
+// a time, if they fit comfortably in the memory available: every page is
+// then in the page cache, and a first search pays minor faults, not disk
+// reads. The pages are not mapped into the process ahead of the searches:
+// the process holds the pages its searches touch, not the whole index (an
+// index of 100,000 documents is about 300 MB, most of it stored fields and
+// positions that a search reads a few pages of). Mapping every page ahead
+// (MADV_POPULATE_READ) was tried: see docs/decisions.md.
 type warmer struct {
 	wg   sync.WaitGroup
 	mu   sync.Mutex      // one warming at a time
-	done map[string]bool // segment files already mapped
+	done map[string]bool // segment files already read
 }
 
 // warmShare is the share of the available memory that the segment files of
 // one warming may take.
 const warmShare = 4
 
-// warm maps, in the background, the pages of bi's segment files that are not
-// mapped yet. Callers hold m.mu and have checked that m is open, so Close
+// warm reads, in the background, bi's segment files that were not read
+// yet. Callers hold m.mu and have checked that m is open, so Close
 // can wait for every warming started.
 func (m *Manager) warm(bi *branchIndex) {
 	snap, err := openSnapshot(bi.idx)
@@ -50,14 +55,14 @@ func (m *Manager) warm(bi *branchIndex) {
 	w.wg.Add(1)
 	crash.Go("index warming", func() {
 		defer w.wg.Done()
-		defer snap.Close() // the segments stay mapped while they are warmed
+		defer snap.Close() // the segment files stay while they are read
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.warmFiles(paths)
 	})
 }
 
-// warmFiles maps the files among paths not mapped yet, when they fit.
+// warmFiles reads the files among paths not read yet, when they fit.
 func (w *warmer) warmFiles(paths []string) {
 	if w.done == nil {
 		w.done = map[string]bool{}
@@ -70,7 +75,7 @@ func (w *warmer) warmFiles(paths []string) {
 	todo := map[string]bool{}
 	var size int64
 	for _, p := range paths {
-		real, err := filepath.EvalSymlinks(p) // the kernel lists mappings by real path
+		real, err := filepath.EvalSymlinks(p) // one file, however it is reached
 		if err != nil || w.done[real] {
 			continue
 		}
@@ -82,9 +87,31 @@ func (w *warmer) warmFiles(paths []string) {
 	if len(todo) == 0 || size > availableMemory()/warmShare {
 		return
 	}
-	if populateFiles(todo) == nil {
-		for p := range todo {
+	buf := make([]byte, warmBuffer)
+	for p := range todo {
+		if readThrough(p, buf) == nil {
 			w.done[p] = true
+		}
+	}
+}
+
+// warmBuffer is the size of the reads that warm a file.
+const warmBuffer = 1 << 20
+
+// readThrough reads the file at path to its end, with buf, and drops what it
+// read: its pages stay in the kernel's page cache.
+func readThrough(path string, buf []byte) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for {
+		if _, err := f.Read(buf); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
 		}
 	}
 }

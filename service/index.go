@@ -102,14 +102,6 @@ func (m docMapper) Map(path string, blob []byte) (*index.Document, *index.Proble
 		Data: parsed.Data, Text: text}, nil, true
 }
 
-// BodyText returns the text Map indexes for a document's body, without
-// parsing its frontmatter or validating it: the gate's text does not depend
-// on the gate, and DocumentBody finds ParseDocument's body.
-func (m docMapper) BodyText(path string, blob []byte) string {
-	text, _ := mdx.GateText(repo.DocumentBody(blob), mdx.Options{Format: repo.FormatOf(path), Ungated: true})
-	return text
-}
-
 // Text returns the plain text of a document's body for search snippets,
 // without validating or parsing the file.
 func (m docMapper) Text(path string, blob []byte) string {
