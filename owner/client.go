@@ -88,6 +88,39 @@ func (c *Conn) MCPSession(ctx context.Context, sess Session, version string) (*s
 	return cl.Connect(ctx, &sdk.IOTransport{Reader: readCloser{r, conn}, Writer: conn}, nil)
 }
 
+// handover bounds how long OpenSession asks again when an owner answered
+// the probe but not the session: it was going away while another took over.
+const handover = 5 * time.Second
+
+// OpenSession opens an MCP session on the owner of the project in dir, if
+// one runs; ok is false when none answers, and the caller then works in its
+// own process. An owner can go away between the probe and the session (one
+// `graft serve` asks `graft mcp`'s background owner to stop, then binds the
+// socket itself): nothing was sent to it, so the session is asked for again,
+// of whichever owner answers, for up to a few seconds. A refusal the owner
+// answered (an error with a code) is returned at once.
+func OpenSession(ctx context.Context, dir string, sess Session, version string) (cs *sdk.ClientSession, ok bool, err error) {
+	deadline := time.Now().Add(handover)
+	for {
+		conn, found := Dial(dir)
+		if !found {
+			return nil, false, nil
+		}
+		cs, err := conn.MCPSession(ctx, sess, version)
+		if err == nil {
+			return cs, true, nil
+		}
+		if _, coded := errs.As(err); coded || ctx.Err() != nil || time.Now().After(deadline) {
+			return nil, true, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, true, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
 // readCloser reads r (the buffered connection) and closes the connection.
 type readCloser struct {
 	io.Reader

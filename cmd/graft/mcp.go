@@ -105,12 +105,15 @@ func (a *app) stdioIdentity() mcp.Identity {
 // in-memory transport.
 func (a *app) inMemory(ctx context.Context, f mcpFlags) (*sdk.ClientSession, error) {
 	if dir := a.mcpDir(); dir != "" {
-		if conn, ok := owner.Dial(dir); ok {
+		if _, ok := owner.Dial(dir); ok {
 			caller, err := a.stdioIdentity()(ctx)
 			if err != nil {
 				return nil, err
 			}
-			return conn.MCPSession(ctx, owner.Session{Caller: caller, Branch: f.branch, ElicitApprovals: f.elicit}, graftVersion())
+			cs, ok, err := owner.OpenSession(ctx, dir, owner.Session{Caller: caller, Branch: f.branch, ElicitApprovals: f.elicit}, graftVersion())
+			if ok || err != nil {
+				return cs, err
+			}
 		}
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -73,8 +73,13 @@ func (a *app) viaOwner(ctx context.Context, tool string, in, out any, local func
 	if err != nil {
 		return err
 	}
-	if conn, ok := owner.Dial(dir); ok {
-		return callOwnerTool(ctx, conn, service.Operator(dir), tool, in, out)
+	cs, ok, err := owner.OpenSession(ctx, dir, owner.Session{Caller: service.Operator(dir)}, graftVersion())
+	if err != nil {
+		return err
+	}
+	if ok {
+		defer cs.Close()
+		return callOwnerTool(ctx, cs, tool, in, out)
 	}
 	s, caller, err := a.open()
 	if err != nil {

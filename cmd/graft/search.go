@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/graft-studio/graft/errs"
-	"github.com/graft-studio/graft/owner"
 	"github.com/graft-studio/graft/service"
 )
 
@@ -183,14 +182,9 @@ func (a *app) search(ctx context.Context, in service.SearchInput) (service.Searc
 	return out, err
 }
 
-// callOwnerTool calls one MCP tool on the owner as caller and decodes its
+// callOwnerTool calls one MCP tool on a session with the owner and decodes its
 // structured result into out; a tool error comes back as its *errs.Error.
-func callOwnerTool(ctx context.Context, conn *owner.Conn, caller service.Caller, name string, in, out any) error {
-	cs, err := conn.MCP(ctx, caller, graftVersion())
-	if err != nil {
-		return err
-	}
-	defer cs.Close()
+func callOwnerTool(ctx context.Context, cs *sdk.ClientSession, name string, in, out any) error {
 	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: in})
 	if err != nil {
 		return err
