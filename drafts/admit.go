@@ -23,6 +23,15 @@ type Proposal struct {
 // schema and MDX gate as one written through graft (DESIGN §7, §10).
 type Admitter func(ctx context.Context, proposals []Proposal) error
 
+// admitEntries is admit of the entries a publish proposes.
+func (s *Store) admitEntries(ctx context.Context, publish []Entry) error {
+	blobs := make(map[string]string, len(publish))
+	for _, e := range publish {
+		blobs[e.Path] = e.Version
+	}
+	return s.admit(ctx, blobs)
+}
+
 // admit asks the store's Admitter about the files an operation is about to
 // carry (path → blob, "" for a deletion), each against production's current
 // version. A store without an Admitter (the drafts package's own tests)

@@ -2,7 +2,6 @@ package drafts
 
 import (
 	"context"
-	"slices"
 	"strings"
 
 	"github.com/graft-studio/graft/errs"
@@ -160,15 +159,8 @@ func (s *Store) PublishPreview(ctx context.Context, as PublishAs, branch string,
 		return PublishResult{}, err
 	}
 	paths, carried := s.withNamedAssets(d, paths)
-	for p, how := range req.Resolve {
-		if how != "mine" && how != "theirs" {
-			return PublishResult{}, errs.New(errs.InputValidationFailed, "resolve[%s] is %q; use mine or theirs", p, how).
-				With("path", p).WithFix("resolve each conflicting path with mine (publish the preview's bytes) or theirs (keep production's)")
-		}
-		if !slices.Contains(paths, p) {
-			return PublishResult{}, errs.New(errs.InputValidationFailed, "resolve names %s, which is not among the paths to publish", p).
-				With("path", p).WithFix("add %s to paths, or remove it from resolve", p)
-		}
+	if err := checkResolve(req.Resolve, paths, "the preview"); err != nil {
+		return PublishResult{}, err
 	}
 	current := map[string]string{}
 	if prodTip != "" {
@@ -207,11 +199,7 @@ func (s *Store) PublishPreview(ctx context.Context, as PublishAs, branch string,
 	if len(publish) == 0 {
 		return res, nil // everything resolved with theirs: nothing to propose
 	}
-	published := map[string]string{}
-	for _, e := range publish {
-		published[e.Path] = e.Version
-	}
-	if err := s.admit(ctx, published); err != nil {
+	if err := s.admitEntries(ctx, publish); err != nil {
 		return PublishResult{}, err
 	}
 	if err := s.checkReferences(prodTip, publish); err != nil {

@@ -328,15 +328,8 @@ func (s *Store) publish(ctx context.Context, as PublishAs, req PublishRequest) (
 	}
 	// A page carries the assets it names from the same draft (DESIGN §4).
 	paths, carried := s.withNamedAssets(d, paths)
-	for p, how := range req.Resolve {
-		if how != "mine" && how != "theirs" {
-			return PublishResult{}, errs.New(errs.InputValidationFailed, "resolve[%s] is %q; use mine or theirs", p, how).
-				With("path", p).WithFix("resolve each conflicting path with mine (publish the draft) or theirs (keep production)")
-		}
-		if !slices.Contains(paths, p) {
-			return PublishResult{}, errs.New(errs.InputValidationFailed, "resolve names %s, which is not among the paths to publish", p).
-				With("path", p).WithFix("add %s to paths, or remove it from resolve", p)
-		}
+	if err := checkResolve(req.Resolve, paths, "the draft"); err != nil {
+		return PublishResult{}, err
 	}
 	prod := s.Production()
 	prodTip, err := s.productionTip()
@@ -384,11 +377,7 @@ func (s *Store) publish(ctx context.Context, as PublishAs, req PublishRequest) (
 	if err := s.checkTree(d, prodTip, res.TookTheirs); err != nil {
 		return PublishResult{}, err
 	}
-	published := map[string]string{}
-	for _, e := range publish {
-		published[e.Path] = e.Version
-	}
-	if err := s.admit(ctx, published); err != nil {
+	if err := s.admitEntries(ctx, publish); err != nil {
 		return PublishResult{}, err
 	}
 	if err := s.checkReferences(prodTip, publish); err != nil {
@@ -531,6 +520,22 @@ func (s *Store) checkReferences(prodTip string, publish []Entry) error {
 		e.Fix = "publish what they name together (add its path from list_drafts), or change the fields to name what production holds"
 	}
 	return e
+}
+
+// checkResolve checks a publish's resolve argument against the paths it
+// publishes; source names what "mine" publishes (the draft, the preview).
+func checkResolve(resolve map[string]string, paths []string, source string) error {
+	for p, how := range resolve {
+		if how != "mine" && how != "theirs" {
+			return errs.New(errs.InputValidationFailed, "resolve[%s] is %q; use mine or theirs", p, how).
+				With("path", p).WithFix("resolve each conflicting path with mine (publish %s) or theirs (keep production)", source)
+		}
+		if !slices.Contains(paths, p) {
+			return errs.New(errs.InputValidationFailed, "resolve names %s, which is not among the paths to publish", p).
+				With("path", p).WithFix("add %s to paths, or remove it from resolve", p)
+		}
+	}
+	return nil
 }
 
 // checkPublishable refuses, with INVALID_PATH, paths a publish may not carry

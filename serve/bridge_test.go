@@ -26,28 +26,7 @@ import (
 // answers the next line; before the fix the owner died and every agent of
 // the project got "connection refused".
 func TestBridgeUnknownTool(t *testing.T) {
-	dir := fixtures.SampleRepo(t)
-	if err := os.MkdirAll(filepath.Join(dir, repo.StateDirName), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	sl, err := net.Listen("unix", owner.SocketPath(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	op := service.Caller{ID: "user:op@example.org", Operator: true}
-	srv, err := serve.New(serve.Options{Dir: dir, WatchInterval: -1, Operator: &op})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, serve.Listeners{Socket: sl}, 5*time.Second) }()
-	t.Cleanup(func() { cancel(); <-done; srv.Close() })
-
-	conn, ok := owner.Dial(dir)
-	if !ok {
-		t.Fatal("no owner on the socket")
-	}
+	ctx, conn, _ := startOwner(t)
 	lines := []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"arguments":{}}}`,
@@ -66,6 +45,36 @@ func TestBridgeUnknownTool(t *testing.T) {
 		}
 		rs.close()
 	}
+}
+
+// opCaller is the operator the owners of these tests serve.
+var opCaller = service.Caller{ID: "user:op@example.org", Operator: true}
+
+// startOwner serves a new sample project's owner socket for the test and
+// connects to it; ctx ends with the test.
+func startOwner(t *testing.T) (context.Context, *owner.Conn, string) {
+	t.Helper()
+	dir := fixtures.SampleRepo(t)
+	if err := os.MkdirAll(filepath.Join(dir, repo.StateDirName), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sl, err := net.Listen("unix", owner.SocketPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := serve.New(serve.Options{Dir: dir, WatchInterval: -1, Operator: &opCaller})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, serve.Listeners{Socket: sl}, 5*time.Second) }()
+	t.Cleanup(func() { cancel(); <-done; srv.Close() })
+	conn, ok := owner.Dial(dir)
+	if !ok {
+		t.Fatal("no owner on the socket")
+	}
+	return ctx, conn, dir
 }
 
 // rawSession is a client speaking JSON-RPC lines through the bridge
@@ -151,34 +160,14 @@ func (rs *rawSession) close() {
 // messages: one of more than serve.MaxBatch is refused whole, before any of
 // it runs, and the session goes on.
 func TestSessionBatchCap(t *testing.T) {
-	dir := fixtures.SampleRepo(t)
-	if err := os.MkdirAll(filepath.Join(dir, repo.StateDirName), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	sl, err := net.Listen("unix", owner.SocketPath(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	op := service.Caller{ID: "user:op@example.org", Operator: true}
-	srv, err := serve.New(serve.Options{Dir: dir, WatchInterval: -1, Operator: &op})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, serve.Listeners{Socket: sl}, 5*time.Second) }()
-	t.Cleanup(func() { cancel(); <-done; srv.Close() })
-	conn, ok := owner.Dial(dir)
-	if !ok {
-		t.Fatal("no owner on the socket")
-	}
+	ctx, conn, dir := startOwner(t)
 	for _, mode := range []string{"byte pipe", "stdio"} {
 		t.Run(mode, func(t *testing.T) {
 			var rs *rawSession
 			if mode == "stdio" {
-				rs = osPipeSession(t, ctx, conn, owner.Session{Caller: op}, nil)
+				rs = osPipeSession(t, ctx, conn, owner.Session{Caller: opCaller}, nil)
 			} else {
-				rs = pipeSession(t, ctx, conn, owner.Session{Caller: op})
+				rs = pipeSession(t, ctx, conn, owner.Session{Caller: opCaller})
 			}
 			batchCapped(t, rs)
 		})
@@ -193,34 +182,14 @@ func TestSessionBatchCap(t *testing.T) {
 // through the byte pipe and through a handed-over stdio alike; the session
 // ends after the last one.
 func TestSessionAnswersAfterInputEnds(t *testing.T) {
-	dir := fixtures.SampleRepo(t)
-	if err := os.MkdirAll(filepath.Join(dir, repo.StateDirName), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	sl, err := net.Listen("unix", owner.SocketPath(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	op := service.Caller{ID: "user:op@example.org", Operator: true}
-	srv, err := serve.New(serve.Options{Dir: dir, WatchInterval: -1, Operator: &op})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, serve.Listeners{Socket: sl}, 5*time.Second) }()
-	t.Cleanup(func() { cancel(); <-done; srv.Close() })
-	conn, ok := owner.Dial(dir)
-	if !ok {
-		t.Fatal("no owner on the socket")
-	}
+	ctx, conn, _ := startOwner(t)
 	for _, mode := range []string{"byte pipe", "stdio"} {
 		t.Run(mode, func(t *testing.T) {
 			var rs *rawSession
 			if mode == "stdio" {
-				rs = osPipeSession(t, ctx, conn, owner.Session{Caller: op}, nil)
+				rs = osPipeSession(t, ctx, conn, owner.Session{Caller: opCaller}, nil)
 			} else {
-				rs = pipeSession(t, ctx, conn, owner.Session{Caller: op})
+				rs = pipeSession(t, ctx, conn, owner.Session{Caller: opCaller})
 			}
 			rs.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_content","arguments":{"query":"post"}}}`)
 			rs.send(`{"jsonrpc":"2.0","id":"two","method":"tools/call","params":{"name":"write_content","arguments":{"collection":"notes","slug":"late-` + strings.ReplaceAll(mode, " ", "-") + `","data":{"title":"Late"},"body":"x\n"}}}`)
