@@ -138,24 +138,30 @@ func (p *literalParser) list(depth int) bool {
 	p.i++
 	for {
 		p.space()
-		if p.i < len(p.src) && p.src[p.i] == ']' {
-			p.i++
+		if p.eat(']') {
 			return true
 		}
 		if !p.value(depth + 1) {
 			return false
 		}
 		p.space()
-		if p.i < len(p.src) && p.src[p.i] == ',' {
-			p.i++
+		if p.eat(',') {
 			continue
 		}
-		if p.i < len(p.src) && p.src[p.i] == ']' {
-			p.i++
+		if p.eat(']') {
 			return true
 		}
 		return false
 	}
+}
+
+// eat consumes c when it comes next.
+func (p *literalParser) eat(c byte) bool {
+	if p.i < len(p.src) && p.src[p.i] == c {
+		p.i++
+		return true
+	}
+	return false
 }
 
 // object reads {key: v, …}: keys are identifiers or strings.
@@ -163,8 +169,7 @@ func (p *literalParser) object(depth int) bool {
 	p.i++
 	for {
 		p.space()
-		if p.i < len(p.src) && p.src[p.i] == '}' {
-			p.i++
+		if p.eat('}') {
 			return true
 		}
 		if p.i < len(p.src) && (p.src[p.i] == '"' || p.src[p.i] == '\'') {
@@ -184,12 +189,10 @@ func (p *literalParser) object(depth int) bool {
 			return false
 		}
 		p.space()
-		if p.i < len(p.src) && p.src[p.i] == ',' {
-			p.i++
+		if p.eat(',') {
 			continue
 		}
-		if p.i < len(p.src) && p.src[p.i] == '}' {
-			p.i++
+		if p.eat('}') {
 			return true
 		}
 		return false
