@@ -50,7 +50,8 @@ exec graft check --worktree
 				if out.Worktree {
 					what = "the files on disk (" + out.Branch + " with the content root as it is in the folder)"
 				}
-				fmt.Fprintf(a.stdout, "%s: %d documents, %d problems, %d unmapped\n", what, out.Documents, len(out.Problems), len(out.Unmapped))
+				fmt.Fprintf(a.stdout, "%s: %s, %s, %d unmapped\n", what, plural(out.Documents, "1 document", "%d documents"),
+					plural(len(out.Problems), "1 problem", "%d problems"), len(out.Unmapped))
 				if out.Untracked > 0 || out.Uncommitted > 0 {
 					fmt.Fprintf(a.stderr, "note: this checked the committed tree; under the content root %s not committed: commit them (git add, git commit), or check the files on disk with graft check --worktree\n",
 						plural(out.Untracked+out.Uncommitted, "1 file is", "%d files are"))

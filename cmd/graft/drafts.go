@@ -43,7 +43,7 @@ func (a *app) draftsListCommand() *cobra.Command {
 			if len(out.Changes) == 0 {
 				fmt.Fprintf(a.stdout, "%s: no changes\n", out.Branch)
 			} else {
-				fmt.Fprintf(a.stdout, "%s (%d changes)\n", out.Branch, len(out.Changes))
+				fmt.Fprintf(a.stdout, "%s (%s)\n", out.Branch, plural(len(out.Changes), "1 change", "%d changes"))
 				w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(w, "PATH\tDOCUMENT\tKIND\tSTATE")
 				for _, c := range out.Changes {
