@@ -1,8 +1,10 @@
 package mcp
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/graft-studio/graft/drafts"
 	"github.com/graft-studio/graft/fixtures"
 )
 
@@ -23,4 +25,40 @@ func TestCreateBranchKeepsGraftsNamespace(t *testing.T) {
 	}
 	s.call("write_content", map[string]any{"collection": "posts", "slug": "after", "data": validPost("After"), "body": "x\n"}).ok(t)
 	s.call("create_branch", map[string]any{"name": "graft-studio-launch"}).ok(t)
+}
+
+// TestApplyChangesOneEntryPerDocument: two entries of one apply_changes call
+// that give one slug from two files — a move of notes/index (kept as
+// x/_index.md) beside a put of notes/x (x.md), or two moves onto one slug —
+// are refused whole: committed, they left a document no read resolves
+// (get_content DOCUMENT_NOT_FOUND, check SLUG_NOT_UNIQUE).
+func TestApplyChangesOneEntryPerDocument(t *testing.T) {
+	move := func(slug, to string) map[string]any {
+		return map[string]any{"op": "move", "collection": "notes", "slug": slug, "to": to}
+	}
+	for _, tc := range []struct {
+		name    string
+		changes []any
+	}{
+		{"a move and a put", []any{move("index", "x"),
+			map[string]any{"op": "put", "collection": "notes", "slug": "x", "data": map[string]any{"title": "X"}, "body": "x\n"}}},
+		{"two moves", []any{move("index", "x"), move("reading-list", "x")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := fixtures.SampleRepo(t)
+			s := connect(t, Options{Dir: dir})
+			r := s.call("apply_changes", map[string]any{"changes": tc.changes}).code(t, "INPUT_VALIDATION_FAILED")
+			if !strings.Contains(r.err.Message, "notes/x again") {
+				t.Errorf("the refusal does not name the document: %s", r.text)
+			}
+			if _, ok, _ := s.srv.svc.Project.Git.Head(drafts.Branch(agent.ID)); ok {
+				t.Fatal("a refused set created the draft")
+			}
+		})
+	}
+	// Each alone still goes through, and the document reads back.
+	dir := fixtures.SampleRepo(t)
+	s := connect(t, Options{Dir: dir})
+	s.call("apply_changes", map[string]any{"changes": []any{move("index", "x")}}).ok(t)
+	s.call("get_content", map[string]any{"collection": "notes", "slug": "x"}).ok(t)
 }

@@ -195,6 +195,15 @@ func (p prepared) paths() []string {
 	return []string{p.path}
 }
 
+// documents are the documents p changes, as collection/slug: for a move,
+// the old slug and the new one.
+func (p prepared) documents() []string {
+	if p.op == opMove {
+		return []string{p.coll.Name + "/" + p.from, p.coll.Name + "/" + p.slug}
+	}
+	return []string{p.coll.Name + "/" + p.slug}
+}
+
 func (p prepared) diff() string {
 	var old []byte
 	if p.current != nil {
