@@ -1,11 +1,15 @@
 package mcp
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/graft-studio/graft/drafts"
 	"github.com/graft-studio/graft/fixtures"
+	"github.com/graft-studio/graft/service"
 )
 
 // TestCreateBranchKeepsGraftsNamespace: an agent cannot create a preview
@@ -61,4 +65,35 @@ func TestApplyChangesOneEntryPerDocument(t *testing.T) {
 	s := connect(t, Options{Dir: dir})
 	s.call("apply_changes", map[string]any{"changes": []any{move("index", "x")}}).ok(t)
 	s.call("get_content", map[string]any{"collection": "notes", "slug": "x"}).ok(t)
+}
+
+// TestDocumentResourceReadsTheView: graft://BRANCH/COLLECTION/SLUG on a
+// preview gives what get_content gives, through the preview's view: a
+// document production added after the preview was created is there (it was
+// "resource not found"), and one production changed has production's bytes
+// (it had the preview tree's old ones).
+func TestDocumentResourceReadsTheView(t *testing.T) {
+	dir := fixtures.SampleRepo(t)
+	s := connect(t, Options{Dir: dir})
+	s.call("create_branch", map[string]any{"name": "preview/p"}).ok(t)
+	pub := connect(t, Options{Dir: dir, Identity: FixedIdentity(service.Caller{ID: "user:pub",
+		Scopes: []string{service.ScopeContentWrite, service.ScopeContentPublish}})})
+	pub.call("write_content", map[string]any{"collection": "posts", "slug": "later", "data": validPost("Later"), "body": "later\n"}).ok(t)
+	pub.call("patch_content", map[string]any{"collection": "posts", "slug": "hello-world", "body": "changed in production\n"}).ok(t)
+	pub.call("publish_drafts", map[string]any{"paths": []string{"content/posts/later.mdx", "content/posts/hello-world.mdx"}}).ok(t)
+	for _, tc := range []struct{ slug, body string }{{"later", "later\n"}, {"hello-world", "changed in production\n"}} {
+		t.Run(tc.slug, func(t *testing.T) {
+			got := s.call("get_content", map[string]any{"collection": "posts", "slug": tc.slug, "branch": "preview/p"}).ok(t)
+			if got.structured["body"] != tc.body {
+				t.Fatalf("get_content: %s", got.text)
+			}
+			rr, err := s.cs.ReadResource(context.Background(), &sdk.ReadResourceParams{URI: documentURI("preview/p", "posts", tc.slug)})
+			if err != nil {
+				t.Fatalf("the resource: %v", err)
+			}
+			if text := rr.Contents[0].Text; !strings.HasSuffix(text, "\n"+tc.body) {
+				t.Errorf("the resource is not what get_content read:\n%s", text)
+			}
+		})
+	}
 }
