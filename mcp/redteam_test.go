@@ -97,3 +97,42 @@ func TestDocumentResourceReadsTheView(t *testing.T) {
 		})
 	}
 }
+
+// TestPreviewDeletesOnlyWhatItHolds: a preview sees a document its parent
+// added after the preview was created; moving or deleting it on the preview
+// is BRANCH_INVALID, before any approval is filed, and the preview does not
+// move (the move committed a copy and left the document at its old slug, a
+// delete would have been acknowledged and the document still there). A
+// document the preview holds moves as before.
+func TestPreviewDeletesOnlyWhatItHolds(t *testing.T) {
+	dir := fixtures.SampleRepo(t)
+	s := connect(t, Options{Dir: dir})
+	s.call("create_branch", map[string]any{"name": "preview/p"}).ok(t)
+	pub := connect(t, Options{Dir: dir, Identity: FixedIdentity(service.Caller{ID: "user:pub",
+		Scopes: []string{service.ScopeContentWrite, service.ScopeContentPublish}})})
+	pub.call("write_content", map[string]any{"collection": "posts", "slug": "later", "data": validPost("Later"), "body": "later\n"}).ok(t)
+	pub.call("publish_drafts", map[string]any{"paths": []string{"content/posts/later.mdx"}}).ok(t)
+	head := git(t, dir, "rev-parse", "preview/p")
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"move_content", map[string]any{"collection": "posts", "slug": "later", "to": "moved", "branch": "preview/p"}},
+		{"delete_content", map[string]any{"collection": "posts", "slug": "later", "branch": "preview/p"}},
+		{"apply_changes", map[string]any{"branch": "preview/p", "changes": []any{
+			map[string]any{"op": "delete", "collection": "posts", "slug": "later"}}}},
+	} {
+		t.Run(c.tool, func(t *testing.T) {
+			r := s.call(c.tool, c.args).code(t, "BRANCH_INVALID")
+			if r.err.Details["path"] != "content/posts/later.mdx" || !strings.Contains(r.err.Fix, "main") {
+				t.Errorf("the refusal does not say where the document lives: %s", r.text)
+			}
+			if got := git(t, dir, "rev-parse", "preview/p"); got != head {
+				t.Fatal("the preview moved")
+			}
+		})
+	}
+	s.call("get_content", map[string]any{"collection": "posts", "slug": "later", "branch": "preview/p"}).ok(t)
+	s.call("move_content", map[string]any{"collection": "posts", "slug": "hello-world", "to": "hello", "branch": "preview/p"}).ok(t)
+	s.call("get_content", map[string]any{"collection": "posts", "slug": "hello-world", "branch": "preview/p"}).code(t, "DOCUMENT_NOT_FOUND")
+}

@@ -177,6 +177,9 @@ func (s *Service) applyOnce(ctx context.Context, c Caller, in ApplyChangesInput)
 	if err := s.Project.CheckReferences(snap.Commit, changesOf(ps)); err != nil {
 		return ApplyChangesOutput{}, err
 	}
+	if err := s.previewHolds(t, ps); err != nil {
+		return ApplyChangesOutput{}, err
+	}
 	out := ApplyChangesOutput{Branch: t.branch, DryRun: in.DryRun, Results: make([]ChangeResult, len(ps))}
 	for i, p := range ps {
 		out.Results[i] = ChangeResult{Index: i, Op: p.op, Collection: p.coll.Name, Slug: p.slug, Path: p.path,
