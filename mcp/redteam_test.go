@@ -136,3 +136,27 @@ func TestPreviewDeletesOnlyWhatItHolds(t *testing.T) {
 	s.call("move_content", map[string]any{"collection": "posts", "slug": "hello-world", "to": "hello", "branch": "preview/p"}).ok(t)
 	s.call("get_content", map[string]any{"collection": "posts", "slug": "hello-world", "branch": "preview/p"}).code(t, "DOCUMENT_NOT_FOUND")
 }
+
+// TestSlugCompletionsReadTheView: slug completions on a preview offer the
+// documents its view holds, as list_content does: one production added after
+// the preview was created is offered (it was not: the preview's own tree was
+// scanned).
+func TestSlugCompletionsReadTheView(t *testing.T) {
+	dir := fixtures.SampleRepo(t)
+	s := connect(t, Options{Dir: dir})
+	s.call("create_branch", map[string]any{"name": "preview/p"}).ok(t)
+	pub := connect(t, Options{Dir: dir, Identity: FixedIdentity(service.Caller{ID: "user:pub",
+		Scopes: []string{service.ScopeContentWrite, service.ScopeContentPublish}})})
+	pub.call("write_content", map[string]any{"collection": "posts", "slug": "later", "data": validPost("Later"), "body": "later\n"}).ok(t)
+	pub.call("publish_drafts", map[string]any{"paths": []string{"content/posts/later.mdx"}}).ok(t)
+	res, err := s.cs.Complete(context.Background(), &sdk.CompleteParams{
+		Ref:      &sdk.CompleteReference{Type: "ref/resource", URI: documentTemplate},
+		Argument: sdk.CompleteParamsArgument{Name: "slug", Value: "la"},
+		Context:  &sdk.CompleteContext{Arguments: map[string]string{"branch": "preview/p", "collection": "posts"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(res.Completion.Values, ","); got != "later" {
+		t.Errorf("completions on the preview: %q, want later", got)
+	}
+}
