@@ -160,3 +160,20 @@ func TestSlugCompletionsReadTheView(t *testing.T) {
 		t.Errorf("completions on the preview: %q, want later", got)
 	}
 }
+
+// TestMissingDocumentNamesTheBranch: get_content of a missing document on a
+// draft or a preview names that branch in its message and fix; they named
+// the commit of the branch's view ("on branch 0f2f3e8a…"), which no tool
+// takes as a branch.
+func TestMissingDocumentNamesTheBranch(t *testing.T) {
+	dir := fixtures.SampleRepo(t)
+	s := connect(t, Options{Dir: dir})
+	s.call("write_content", map[string]any{"collection": "notes", "slug": "mine", "data": map[string]any{"title": "M"}, "body": "x\n"}).ok(t)
+	s.call("create_branch", map[string]any{"name": "preview/p"}).ok(t)
+	for _, branch := range []string{drafts.Branch(agent.ID), "preview/p", "main"} {
+		r := s.call("get_content", map[string]any{"collection": "notes", "slug": "missing", "branch": branch}).code(t, "DOCUMENT_NOT_FOUND")
+		if !strings.HasSuffix(r.err.Message, " on "+branch) || !strings.HasSuffix(r.err.Fix, "on branch "+branch) || r.err.Details["branch"] != branch {
+			t.Errorf("%s: %s", branch, r.text)
+		}
+	}
+}
