@@ -35,15 +35,17 @@ func KindOf(branch, production string) string {
 }
 
 // CheckPreviewName refuses a preview name that is not lower-case kebab
-// segments joined by '/' (at most 200 characters), or that lies under
-// graft-studio/ (graft's own branches), with BRANCH_INVALID.
+// segments joined by '/' (at most 200 characters), or that is graft's own
+// namespace, graft-studio, or lies under it, with BRANCH_INVALID. A branch
+// named graft-studio itself would be a file where Git keeps the folder of
+// every draft and review branch: none could be created any more.
 func CheckPreviewName(name string) error {
 	if len(name) > 200 || !previewName.MatchString(name) {
 		return errs.New(errs.BranchInvalid, "%q is not lower-case kebab segments joined by '/'", name).With("branch", name).
 			WithFix("use a name such as preview/spring-launch")
 	}
-	if strings.HasPrefix(name, "graft-studio/") {
-		return errs.New(errs.BranchInvalid, "branches under graft-studio/ are graft's own (drafts and reviews)").With("branch", name).
+	if name == Namespace || strings.HasPrefix(name, Namespace+"/") {
+		return errs.New(errs.BranchInvalid, "graft-studio and the branches under it are graft's own (drafts and reviews)").With("branch", name).
 			WithFix("pick a name outside graft-studio/, such as preview/%s", strings.TrimPrefix(name, "graft-studio/"))
 	}
 	return nil

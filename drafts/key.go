@@ -11,10 +11,12 @@ import (
 	"strings"
 )
 
-// Branch name prefixes of the branch kinds graft creates (DESIGN §5).
+// Branch name prefixes of the branch kinds graft creates (DESIGN §5), all
+// under Namespace, graft's own: no preview is named it or lies under it.
 const (
-	DraftPrefix  = "graft-studio/drafts/"
-	ReviewPrefix = "graft-studio/review/"
+	Namespace    = "graft-studio"
+	DraftPrefix  = Namespace + "/drafts/"
+	ReviewPrefix = Namespace + "/review/"
 )
 
 var plainKey = regexp.MustCompile(`^[a-z0-9-]{1,48}$`)

@@ -48,13 +48,14 @@ func (s *Server) complete(ctx context.Context, req *sdk.CompleteRequest) (*sdk.C
 				}
 			}
 		case "slug":
-			// The slugs of a branch the caller may read: an anonymous caller
-			// naming a draft in the context gets none.
-			branch, err := svc.ReadableBranch(caller, chosen["branch"])
+			// The slugs of a branch the caller may read, through its view
+			// (a preview's parent, a draft's production): an anonymous
+			// caller naming a draft in the context gets none.
+			_, ref, err := svc.ReadView(ctx, caller, chosen["branch"])
 			if err != nil {
 				break
 			}
-			snap, err := svc.Project.Scan(branch)
+			snap, err := svc.Project.Scan(ref)
 			if err == nil {
 				for _, d := range snap.Documents {
 					if c := chosen["collection"]; c == "" || d.Collection == c {

@@ -75,15 +75,13 @@ func (s *Server) readDocument(ctx context.Context, req *sdk.ReadResourceRequest)
 	if err != nil {
 		return nil, err
 	}
+	// The bytes get_content read, through the branch's view (a preview's
+	// parent, a draft's production): never the branch's own tree again.
 	got, err := svc.GetContent(ctx, caller, service.GetContentInput{Branch: parts[0], Collection: parts[1], Slug: parts[2]})
 	if err != nil {
 		return nil, resourceError(uri, err)
 	}
-	doc, err := svc.Project.Get(got.Branch, got.Collection, got.Slug)
-	if err != nil {
-		return nil, resourceError(uri, err)
-	}
-	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: string(doc.Raw)}}}, nil
+	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: string(got.Raw)}}}, nil
 }
 
 func (s *Server) readSchema(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {

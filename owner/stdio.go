@@ -24,7 +24,7 @@ func stdioFiles(in, out any) (*os.File, *os.File, bool) {
 	}
 	for _, f := range []*os.File{fin, fout} {
 		st, err := f.Stat()
-		if err != nil || st.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 {
+		if err != nil || !serve.PassableStdio(st.Mode()) {
 			return nil, nil, false
 		}
 	}

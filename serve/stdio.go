@@ -147,11 +147,44 @@ func receiveStdio(uc *net.UnixConn) (in, out *os.File, err error) {
 		return nil, nil, fmt.Errorf("the bridge passed %d descriptors, not its stdin and stdout", len(fds))
 	}
 	for _, fd := range fds {
-		// Non-blocking, so that the runtime's poller reads them and a Close
-		// wakes a read in progress.
+		if !PassableStdio(fdMode(fd)) {
+			for _, fd := range fds {
+				syscall.Close(fd)
+			}
+			return nil, nil, errors.New("the bridge passed descriptors that are not a pipe or a socket each")
+		}
+	}
+	for _, fd := range fds {
+		// Non-blocking before os.NewFile, so that the runtime's poller
+		// reads them and a Close wakes a read in progress.
 		syscall.SetNonblock(fd, true)
 	}
 	return os.NewFile(uintptr(fds[0]), "bridge stdin"), os.NewFile(uintptr(fds[1]), "bridge stdout"), nil
+}
+
+// PassableStdio is the one rule of which stdin and stdout a bridge hands to
+// the owner, asked on both sides: a pipe or a socket each (what an MCP
+// client starting graft mcp gives it). Nothing else is served on: a
+// terminal made non-blocking would fail the reads of the shell sharing it,
+// and a file or a folder is not a client.
+func PassableStdio(mode os.FileMode) bool {
+	return mode&(os.ModeNamedPipe|os.ModeSocket) != 0
+}
+
+// fdMode is the type of the file behind a descriptor, as os.FileMode (0
+// when it cannot be told).
+func fdMode(fd int) os.FileMode {
+	var st syscall.Stat_t
+	if syscall.Fstat(fd, &st) != nil {
+		return 0
+	}
+	switch st.Mode & syscall.S_IFMT {
+	case syscall.S_IFIFO:
+		return os.ModeNamedPipe
+	case syscall.S_IFSOCK:
+		return os.ModeSocket
+	}
+	return 0
 }
 
 // handshakeTap tells the bridge the client's handshake as it is read, for

@@ -2,6 +2,7 @@ package service
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -9,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 
 	"golang.org/x/text/language"
 
@@ -159,7 +161,7 @@ func languageFolders(dir string) []string {
 func holdsMarkdown(dir string) bool {
 	found := false
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && repo.IsDocumentFile(p) {
+		if err == nil && d.Type().IsRegular() && repo.IsDocumentFile(p) {
 			found = true
 			return filepath.SkipAll
 		}
@@ -169,14 +171,17 @@ func holdsMarkdown(dir string) bool {
 }
 
 // siteImports reads every .mdx file below root and returns the allow-list
-// of what they import.
+// of what they import. Only regular files are pages (as Git commits them): a
+// symlink is never followed — to a FIFO it hung init, to /dev/zero it read
+// without end, elsewhere it read a file outside the site — and a page is
+// read up to repo.MaxDocumentSize, the most graft parses.
 func siteImports(root string) ([]string, error) {
 	seen := map[string]bool{}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || repo.FormatOf(p) != mdx.FormatMDX {
+		if err != nil || !d.Type().IsRegular() || repo.FormatOf(p) != mdx.FormatMDX {
 			return err
 		}
-		raw, err := os.ReadFile(p)
+		raw, err := readPage(p)
 		if err != nil {
 			return err
 		}
@@ -194,6 +199,20 @@ func siteImports(root string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// readPage reads at most repo.MaxDocumentSize bytes of the regular file p,
+// opened without following a symlink put in its place since the walk.
+func readPage(p string) ([]byte, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		return nil, err // replaced since the walk by something else: no page
+	}
+	return io.ReadAll(io.LimitReader(f, repo.MaxDocumentSize))
 }
 
 // importPattern is the allow-list entry for an imported source: a file of

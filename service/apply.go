@@ -147,7 +147,7 @@ func (s *Service) applyOnce(ctx context.Context, c Caller, in ApplyChangesInput)
 		_, ok := snap.Lookup(collection, slug)
 		return ok
 	}
-	seen := map[string]int{}
+	seen := touched{files: map[string]int{}, documents: map[string]int{}}
 	var ps []prepared
 	var problems []ChangeProblem
 	for i, entry := range in.Changes {
@@ -156,20 +156,11 @@ func (s *Service) applyOnce(ctx context.Context, c Caller, in ApplyChangesInput)
 		}
 		p, err := s.prepareEntry(c, snap, entry, refs)
 		if err == nil {
-			for _, path := range p.paths() {
-				if j, dup := seen[path]; dup {
-					err = errs.New(errs.InputValidationFailed, "change %d touches %s again (change %d already does)", i, path, j).
-						WithFix("merge the changes to one document into one entry")
-					break
-				}
-			}
+			err = touchedOnce(i, p, seen)
 		}
 		if err != nil {
 			problems = append(problems, problemOf(i, err))
 		} else {
-			for _, path := range p.paths() {
-				seen[path] = i
-			}
 			ps = append(ps, p)
 		}
 		progress(i+1, "checked change %d of %d", i+1, len(in.Changes))
@@ -184,6 +175,9 @@ func (s *Service) applyOnce(ctx context.Context, c Caller, in ApplyChangesInput)
 	// deleted document nothing in the set updates or deletes the referrers
 	// of is CONTENT_REFERENCED, before any approval is filed.
 	if err := s.Project.CheckReferences(snap.Commit, changesOf(ps)); err != nil {
+		return ApplyChangesOutput{}, err
+	}
+	if err := s.previewHolds(t, ps); err != nil {
 		return ApplyChangesOutput{}, err
 	}
 	out := ApplyChangesOutput{Branch: t.branch, DryRun: in.DryRun, Results: make([]ChangeResult, len(ps))}
@@ -224,6 +218,36 @@ func (s *Service) applyOnce(ctx context.Context, c Caller, in ApplyChangesInput)
 		out.Results[i].Version = res.Versions[out.Results[i].Path]
 	}
 	return out, nil
+}
+
+// touched are the files and the documents (collection/slug) entries of an
+// ApplyChanges call change, each with the index of its entry.
+type touched struct{ files, documents map[string]int }
+
+// touchedOnce refuses entry i when it changes a file or a document an
+// earlier entry changes, and records what it changes: one entry per
+// document and per file. Two entries giving one slug from two files (a move
+// to x/_index.md beside a put of x.md) would otherwise commit a document no
+// read can resolve.
+func touchedOnce(i int, p prepared, seen touched) error {
+	for _, set := range []struct {
+		m    map[string]int
+		keys []string
+	}{{seen.files, p.paths()}, {seen.documents, p.documents()}} {
+		for _, k := range set.keys {
+			if j, dup := set.m[k]; dup {
+				return errs.New(errs.InputValidationFailed, "change %d touches %s again (change %d already does)", i, k, j).
+					WithFix("merge the changes to one document into one entry")
+			}
+		}
+	}
+	for _, k := range p.paths() {
+		seen.files[k] = i
+	}
+	for _, k := range p.documents() {
+		seen.documents[k] = i
+	}
+	return nil
 }
 
 // prepareEntry checks one entry of an ApplyChanges call.

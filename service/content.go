@@ -242,7 +242,13 @@ func (s *Service) GetContent(ctx context.Context, c Caller, in GetContentInput) 
 	commit := ""
 	switch {
 	case in.Version == "":
-		d, err = s.Project.Get(ref, in.Collection, in.Slug)
+		if d, err = s.Project.Get(ref, in.Collection, in.Slug); errs.Is(err, errs.DocumentNotFound) {
+			// The ref read is a draft's or a preview's view, a commit: the
+			// caller named the branch.
+			err = errs.New(errs.DocumentNotFound, "no document %s/%s on %s", in.Collection, in.Slug, branch).
+				With("collection", in.Collection).With("slug", in.Slug).With("branch", branch).
+				WithFix("list_content lists the slugs of collection %s on branch %s", in.Collection, branch)
+		}
 	case !validVersion(in.Version):
 		err = errs.New(errs.InputValidationFailed, "version %q is not a version (a 40-hex blob SHA)", in.Version).
 			WithFix("take a version from get_history or a read")

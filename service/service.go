@@ -183,6 +183,13 @@ func (s *Service) readBranch(_ context.Context, c Caller, branch string) (name, 
 	return branch, ref, nil
 }
 
+// ReadView is readBranch for other packages: the branch a caller reads
+// (ReadableBranch) and the ref to read it through, a draft's or a preview's
+// view. Whatever lists or reads a branch's documents reads that ref.
+func (s *Service) ReadView(ctx context.Context, c Caller, branch string) (name, ref string, err error) {
+	return s.readBranch(ctx, c, branch)
+}
+
 // ReadableBranch is the one rule of which branches a caller may see
 // (DESIGN §8, §10): "" names production; anonymous callers see production
 // only, and naming any other branch is UNAUTHORIZED for them. Reads,

@@ -122,3 +122,39 @@ func (s *Service) commit(ctx context.Context, t writeTarget, changes []repo.Chan
 	}
 	return s.Drafts.Write(context.WithoutCancel(ctx), t.branch, changes, message, t.author)
 }
+
+// previewHolds refuses, on a preview, to delete or move away a document the
+// preview sees only through its parent (one the parent added after the
+// preview was created), with BRANCH_INVALID, before any approval is filed.
+// A preview's view is its parent's with the paths the preview changed taken
+// from it; a path its head never held is no change of the preview's, so
+// deleting it on the head changes nothing and the view would still show the
+// document: a delete acknowledged that did not happen, a move that copied.
+func (s *Service) previewHolds(t writeTarget, ps []prepared) error {
+	if t.identity != "" || t.head == "" {
+		return nil
+	}
+	var gone []string
+	for _, p := range ps {
+		if p.op == opDelete || p.op == opMove {
+			gone = append(gone, p.current.Path)
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	held, err := s.Project.Git.Versions(t.head, gone)
+	if err != nil {
+		return err
+	}
+	for _, p := range ps {
+		if (p.op == opDelete || p.op == opMove) && held[p.current.Path] == "" {
+			parent, _ := s.Project.Git.BranchParent(t.branch)
+			return errs.New(errs.BranchInvalid, "%s sees %s/%s through its parent %s, which added it after %s was created; a preview deletes or moves only documents it holds itself",
+				t.branch, p.coll.Name, p.currentSlug(), parent, t.branch).
+				With("branch", t.branch).With("parent", parent).With("path", p.current.Path).
+				WithFix("delete or move it where it lives, on %s (production: in your draft, then publish_drafts), or create a new preview from %s, which holds it", parent, parent)
+		}
+	}
+	return nil
+}

@@ -195,6 +195,24 @@ func (p prepared) paths() []string {
 	return []string{p.path}
 }
 
+// currentSlug is the slug of the document p changes as it is now: for a
+// move, the old one.
+func (p prepared) currentSlug() string {
+	if p.op == opMove {
+		return p.from
+	}
+	return p.slug
+}
+
+// documents are the documents p changes, as collection/slug: for a move,
+// the old slug and the new one.
+func (p prepared) documents() []string {
+	if p.op == opMove {
+		return []string{p.coll.Name + "/" + p.from, p.coll.Name + "/" + p.slug}
+	}
+	return []string{p.coll.Name + "/" + p.slug}
+}
+
 func (p prepared) diff() string {
 	var old []byte
 	if p.current != nil {
