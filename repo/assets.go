@@ -3,6 +3,7 @@ package repo
 import (
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -38,12 +39,51 @@ type AssetsConfig struct {
 	PublicPath string
 	// MaxSize bounds one asset, in bytes.
 	MaxSize int64
+	// Types are the file extensions (lower case, no dot) an asset may have
+	// (CheckAssetType).
+	Types []string
+}
+
+// DefaultAssetTypes are the asset extensions allowed when graft.yaml names
+// none: images, audio, video, fonts, PDF and plain text — files a browser
+// runs no script in when the site serves them as they are. HTML, SVG, XML
+// and scripts are left out: graft serves assets inert, but the site's own
+// host serves a published file as-is, from the site's origin, past the MDX
+// gate. A project that wants one names it in assets.types.
+var DefaultAssetTypes = []string{
+	"avif", "bmp", "gif", "ico", "jpeg", "jpg", "png", "webp",
+	"flac", "m4a", "mp3", "oga", "ogg", "opus", "wav",
+	"m4v", "mov", "mp4", "ogv", "webm",
+	"otf", "ttf", "woff", "woff2",
+	"csv", "pdf", "txt",
 }
 
 // DefaultAssets is the assets section of a graft.yaml that has none.
 func DefaultAssets() AssetsConfig {
-	return AssetsConfig{Dir: DefaultAssetsDir, PublicPath: "/" + DefaultAssetsDir, MaxSize: DefaultAssetMaxSize}
+	return AssetsConfig{Dir: DefaultAssetsDir, PublicPath: "/" + DefaultAssetsDir, MaxSize: DefaultAssetMaxSize,
+		Types: DefaultAssetTypes}
 }
+
+// CheckAssetType is the one rule of what kind of file an asset may be: its
+// key's extension must be one of assets.types. It is held at put_asset and
+// when a publish carries an asset pushed with git. It fails with
+// INPUT_VALIDATION_FAILED.
+func (c *Config) CheckAssetType(key string) error {
+	ext := strings.TrimPrefix(path.Ext(key), ".")
+	if ext != "" && slices.Contains(c.Assets.Types, ext) {
+		return nil
+	}
+	kind := "has no extension"
+	if ext != "" {
+		kind = "is a ." + ext + " file"
+	}
+	return errs.New(errs.InputValidationFailed, "asset %s %s; assets.types allows %s", key, kind, strings.Join(c.Assets.Types, ", ")).
+		With("key", key).With("allowed", c.Assets.Types).
+		WithFix("store the file as one of the allowed types; a person may add its extension to assets.types in graft.yaml (the site serves a published asset as it is)")
+}
+
+// assetType is an extension of assets.types.
+var assetType = regexp.MustCompile(`^[a-z0-9]{1,16}$`)
 
 // assetSegment is one segment of an asset key.
 var assetSegment = regexp.MustCompile(`^[a-z0-9._-]+$`)
@@ -115,7 +155,7 @@ func (p *cfgParser) assets(c *Config, e cfgEntry) (*cfgEntry, error) {
 	if e.vNode.Tag == "!!null" {
 		return nil, nil
 	}
-	m, err := p.mapping(e.vNode, e.path, "dir", "publicPath", "maxSize")
+	m, err := p.mapping(e.vNode, e.path, "dir", "publicPath", "maxSize", "types")
 	if err != nil {
 		return nil, err
 	}
@@ -139,6 +179,16 @@ func (p *cfgParser) assets(c *Config, e cfgEntry) (*cfgEntry, error) {
 	if se, ok := m["maxSize"]; ok {
 		if a.MaxSize, err = p.size(se); err != nil {
 			return nil, err
+		}
+	}
+	if te, ok := m["types"]; ok {
+		if a.Types, err = p.strs(te); err != nil {
+			return nil, err
+		}
+		for _, t := range a.Types {
+			if !assetType.MatchString(t) {
+				return nil, p.fail(te.vNode, te.path, "List file extensions in lower case without the dot, e.g. [png, jpg, pdf].", "%q is not a file extension", t)
+			}
 		}
 	}
 	return dir, nil

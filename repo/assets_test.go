@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/graft-studio/graft/errs"
 )
 
 // TestAssetsConfig: the assets section's sizes and defaults (publicPath
@@ -17,12 +19,13 @@ func TestAssetsConfig(t *testing.T) {
 	}{
 		{"", DefaultAssets()},
 		{"assets:\n", DefaultAssets()},
-		{"assets: {dir: static/images}\n", AssetsConfig{Dir: "static/images", PublicPath: "/images", MaxSize: DefaultAssetMaxSize}},
-		{"assets: {dir: media, publicPath: /files/media}\n", AssetsConfig{Dir: "media", PublicPath: "/files/media", MaxSize: DefaultAssetMaxSize}},
-		{"assets: {maxSize: 1048576}\n", AssetsConfig{Dir: "assets", PublicPath: "/assets", MaxSize: 1 << 20}},
-		{"assets: {maxSize: 500KiB}\n", AssetsConfig{Dir: "assets", PublicPath: "/assets", MaxSize: 500 << 10}},
-		{"assets: {maxSize: 2 MB}\n", AssetsConfig{Dir: "assets", PublicPath: "/assets", MaxSize: 2000000}},
-		{"assets: {maxSize: 100MiB}\n", AssetsConfig{Dir: "assets", PublicPath: "/assets", MaxSize: 100 << 20}},
+		{"assets: {dir: static/images}\n", AssetsConfig{Dir: "static/images", PublicPath: "/images", MaxSize: DefaultAssetMaxSize, Types: DefaultAssetTypes}},
+		{"assets: {dir: media, publicPath: /files/media}\n", AssetsConfig{Dir: "media", PublicPath: "/files/media", MaxSize: DefaultAssetMaxSize, Types: DefaultAssetTypes}},
+		{"assets: {maxSize: 1048576}\n", AssetsConfig{Dir: "assets", PublicPath: "/assets", MaxSize: 1 << 20, Types: DefaultAssetTypes}},
+		{"assets: {maxSize: 500KiB}\n", AssetsConfig{Dir: "assets", PublicPath: "/assets", MaxSize: 500 << 10, Types: DefaultAssetTypes}},
+		{"assets: {maxSize: 2 MB}\n", AssetsConfig{Dir: "assets", PublicPath: "/assets", MaxSize: 2000000, Types: DefaultAssetTypes}},
+		{"assets: {maxSize: 100MiB}\n", AssetsConfig{Dir: "assets", PublicPath: "/assets", MaxSize: 100 << 20, Types: DefaultAssetTypes}},
+		{"assets: {types: [png, svg]}\n", AssetsConfig{Dir: "assets", PublicPath: "/assets", MaxSize: DefaultAssetMaxSize, Types: []string{"png", "svg"}}},
 	}
 	for _, tt := range tests {
 		c, err := ParseConfig("graft.yaml", []byte("version: 1\ncollections:\n  posts: {}\n"+tt.yaml))
@@ -30,8 +33,56 @@ func TestAssetsConfig(t *testing.T) {
 			t.Errorf("%q: %v", tt.yaml, err)
 			continue
 		}
-		if c.Assets != tt.want {
+		if !reflect.DeepEqual(c.Assets, tt.want) {
 			t.Errorf("%q: %+v, want %+v", tt.yaml, c.Assets, tt.want)
+		}
+	}
+}
+
+// TestAssetTypes: an asset's kind is its key's extension, one of
+// assets.types; by default nothing a browser runs script in (HTML, SVG, XML,
+// JavaScript), which the site's host would serve as-is, and nothing without
+// an extension. A project may name its own list.
+func TestAssetTypes(t *testing.T) {
+	def, err := ParseConfig("graft.yaml", []byte("version: 1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := ParseConfig("graft.yaml", []byte("version: 1\nassets: {types: [svg]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		c   *Config
+		key string
+		ok  bool
+	}{
+		{def, "images/cover.png", true},
+		{def, "docs/guide.pdf", true},
+		{def, "fonts/body.woff2", true},
+		{def, "x.html", false},
+		{def, "x.htm", false},
+		{def, "logo.svg", false},
+		{def, "feed.xml", false},
+		{def, "app.js", false},
+		{def, "shell.php", false},
+		{def, "README", false},
+		{def, "cover.png.html", false},
+		{own, "logo.svg", true},
+		{own, "cover.png", false},
+	}
+	for _, tt := range tests {
+		err := tt.c.CheckAssetType(tt.key)
+		if (err == nil) != tt.ok {
+			t.Errorf("%s (types %v): %v, want ok %v", tt.key, tt.c.Assets.Types, err, tt.ok)
+		}
+		if e, isErr := errs.As(err); err != nil && (!isErr || e.Code != errs.InputValidationFailed || e.Fix == "") {
+			t.Errorf("%s: %v, want INPUT_VALIDATION_FAILED with a fix", tt.key, err)
+		}
+	}
+	for _, bad := range []string{"assets: {types: [.png]}\n", "assets: {types: [PNG]}\n", "assets: {types: png}\n"} {
+		if _, err := ParseConfig("graft.yaml", []byte("version: 1\n"+bad)); !errs.Is(err, errs.ConfigInvalid) {
+			t.Errorf("%q: %v, want CONFIG_INVALID", bad, err)
 		}
 	}
 }

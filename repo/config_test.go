@@ -97,7 +97,7 @@ func TestLoadConfigExample(t *testing.T) {
 	if want := []string{"https://example.org/deploy", "http://127.0.0.1:8080/hook"}; !reflect.DeepEqual(c.Hooks.Publish, want) {
 		t.Errorf("hooks = %v", c.Hooks.Publish)
 	}
-	if want := (AssetsConfig{Dir: "static/images", PublicPath: "/images", MaxSize: 25 << 20}); c.Assets != want || c.PublicURL != "https://cms.example.org" {
+	if want := (AssetsConfig{Dir: "static/images", PublicPath: "/images", MaxSize: 25 << 20, Types: DefaultAssetTypes}); !reflect.DeepEqual(c.Assets, want) || c.PublicURL != "https://cms.example.org" {
 		t.Errorf("assets = %+v, publicUrl = %q", c.Assets, c.PublicURL)
 	}
 	if subs, _ := c.Collection("subscribers"); subs.Read.Kind != AccessOperator {
@@ -111,7 +111,7 @@ func TestParseConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Content != "content" || c.Production != "" || c.MDX != "restricted" || c.Database != "sqlite" ||
-		c.GitHub != nil || c.Hooks.Publish != nil || c.Functions != nil || c.Assets != DefaultAssets() {
+		c.GitHub != nil || c.Hooks.Publish != nil || c.Functions != nil || !reflect.DeepEqual(c.Assets, DefaultAssets()) {
 		t.Errorf("defaults = %+v", c)
 	}
 	notes := c.Collections[0]

@@ -3,6 +3,8 @@ package serve
 import (
 	"mime"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -31,6 +33,9 @@ func cspRunsNoScript(policy string) bool {
 // XML assets are attachments, other assets are shown as they are.
 func TestServedBytesAreInert(t *testing.T) {
 	dir := sampleProject(t)
+	// A project that lets its assets be HTML, SVG and XML (assets.types):
+	// graft still serves them inert.
+	allowAssetTypes(t, dir, "html", "htm", "svg", "xml", "png", "txt", "bin")
 	ts := start(t, dir, Options{})
 	svc, err := ts.srv.Service()
 	if err != nil {
@@ -46,7 +51,7 @@ func TestServedBytesAreInert(t *testing.T) {
 		{"up/feed.xml", `<?xml version="1.0"?><x:script xmlns:x="http://www.w3.org/1999/xhtml">alert(1)</x:script>`, true},
 		{"up/cover.png", "\x89PNG\r\n\x1a\nfake", false},
 		{"up/notes.txt", "<script>alert(1)</script>", false},
-		{"up/blob", "<html><script>alert(1)</script>", false},
+		{"up/blob.bin", "<html><script>alert(1)</script>", false},
 	}
 	for _, a := range assets {
 		publishAsset(t, svc, a.key, []byte(a.data))
@@ -125,5 +130,20 @@ func TestEveryAnswerIsInert(t *testing.T) {
 				t.Errorf("%d not inert: %v", r.status, r.header)
 			}
 		})
+	}
+}
+
+// allowAssetTypes sets the project's assets.types (graft.yaml is read from
+// the disk).
+func allowAssetTypes(t *testing.T, dir string, types ...string) {
+	t.Helper()
+	file := filepath.Join(dir, "graft.yaml")
+	cfg, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = append(cfg, []byte("assets: {types: ["+strings.Join(types, ", ")+"]}\n")...)
+	if err := os.WriteFile(file, cfg, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -92,10 +92,14 @@ func (s *Service) admitOne(p drafts.Proposal) error {
 	return mdx.GateWrite(before, doc.Body, opt)
 }
 
-// admitAsset judges a proposed asset as put_asset does its bytes: within
-// assets.maxSize (a file pushed with plain git is held to it too). Its key
-// follows the asset key rule already, or it would not be an asset.
+// admitAsset judges a proposed asset as put_asset does: one of
+// assets.types, within assets.maxSize (a file pushed with plain git is held
+// to both). Its key follows the asset key rule already, or it would not be
+// an asset.
 func (s *Service) admitAsset(key string, p drafts.Proposal) error {
+	if err := s.Project.Config.CheckAssetType(key); err != nil {
+		return err
+	}
 	size, err := s.Project.Git.BlobSize(p.Blob)
 	if err != nil {
 		return err

@@ -195,8 +195,8 @@ func TestPublishJudgesPushedDocumentsOnGitHub(t *testing.T) {
 }
 
 // TestPublishAdmitsPushedAssetsBySize: an asset pushed onto a draft with
-// plain git is held to assets.maxSize when published, as put_asset holds
-// its bytes; one within the bound publishes.
+// plain git is held to assets.maxSize and assets.types when published, as
+// put_asset holds its bytes; one within the bounds publishes.
 func TestPublishAdmitsPushedAssetsBySize(t *testing.T) {
 	s := openSample(t)
 	s.Project.Config.Assets.MaxSize = 16
@@ -205,12 +205,15 @@ func TestPublishAdmitsPushedAssetsBySize(t *testing.T) {
 	in := note("Real", "real\n")
 	in.Slug = "real"
 	write(t, s, publisher, in)
-	big, small := s.Project.Config.AssetPath("big.bin"), s.Project.Config.AssetPath("small.bin")
-	pushOnto(t, dir, drafts.Branch(publisher.ID), map[string]string{big: strings.Repeat("x", 17), small: "tiny"},
-		"Graft-Parent: main\nGraft-Base: content/notes/real.md none\nGraft-Base: "+big+" none\nGraft-Base: "+small+" none\n")
+	big, small := s.Project.Config.AssetPath("big.png"), s.Project.Config.AssetPath("small.png")
+	page := s.Project.Config.AssetPath("page.html") // not an assets.types type
+	pushOnto(t, dir, drafts.Branch(publisher.ID), map[string]string{big: strings.Repeat("x", 17), small: "tiny", page: "<script>1</script>"},
+		"Graft-Parent: main\nGraft-Base: content/notes/real.md none\nGraft-Base: "+big+" none\nGraft-Base: "+small+" none\nGraft-Base: "+page+" none\n")
 	main := gitRun(t, dir, "rev-parse", "main")
 	_, err := publishPaths(s, publisher, big)
 	wantRefusedDocument(t, err, big, errs.InputValidationFailed)
+	_, err = publishPaths(s, publisher, page)
+	wantRefusedDocument(t, err, page, errs.InputValidationFailed)
 	if gitRun(t, dir, "rev-parse", "main") != main {
 		t.Fatal("the refused publish moved production")
 	}

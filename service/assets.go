@@ -113,6 +113,9 @@ func (s *Service) putAsset(ctx context.Context, c Caller, in PutAssetInput) (Put
 		return PutAssetOutput{}, err
 	}
 	cfg := s.Project.Config
+	if err := cfg.CheckAssetType(key); err != nil {
+		return PutAssetOutput{}, err
+	}
 	p := cfg.AssetPath(key)
 	view, err := s.view(&t)
 	if err != nil {

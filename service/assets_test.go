@@ -170,18 +170,18 @@ func TestAssetSizeLimit(t *testing.T) {
 	defer s.Close()
 	ctx := context.Background()
 	for _, in := range []PutAssetInput{
-		{Key: "big.bin", Data: make([]byte, 11)},
-		{Key: "big.bin", Base64: base64.StdEncoding.EncodeToString(make([]byte, 11))},
-		{Key: "big.bin", Base64: base64.StdEncoding.EncodeToString(make([]byte, 1000))},
+		{Key: "big.png", Data: make([]byte, 11)},
+		{Key: "big.png", Base64: base64.StdEncoding.EncodeToString(make([]byte, 11))},
+		{Key: "big.png", Base64: base64.StdEncoding.EncodeToString(make([]byte, 1000))},
 	} {
 		e := wantCode(t, mustOut(s.PutAsset(ctx, agentA, in)), errs.InputValidationFailed)
 		if e != nil && e.Details["limit"] != int64(10) {
 			t.Errorf("details: %v", e.Details)
 		}
 	}
-	out, err := s.PutAsset(ctx, agentA, PutAssetInput{Key: "small.bin", Data: make([]byte, 10)})
+	out, err := s.PutAsset(ctx, agentA, PutAssetInput{Key: "small.png", Data: make([]byte, 10)})
 	must(t, err)
-	if out.Path != "static/images/small.bin" || out.SitePath != "/images/small.bin" {
+	if out.Path != "static/images/small.png" || out.SitePath != "/images/small.png" {
 		t.Errorf("put: %+v", out)
 	}
 }
