@@ -73,14 +73,7 @@ func TestApplyChangesOneEntryPerDocument(t *testing.T) {
 // "resource not found"), and one production changed has production's bytes
 // (it had the preview tree's old ones).
 func TestDocumentResourceReadsTheView(t *testing.T) {
-	dir := fixtures.SampleRepo(t)
-	s := connect(t, Options{Dir: dir})
-	s.call("create_branch", map[string]any{"name": "preview/p"}).ok(t)
-	pub := connect(t, Options{Dir: dir, Identity: FixedIdentity(service.Caller{ID: "user:pub",
-		Scopes: []string{service.ScopeContentWrite, service.ScopeContentPublish}})})
-	pub.call("write_content", map[string]any{"collection": "posts", "slug": "later", "data": validPost("Later"), "body": "later\n"}).ok(t)
-	pub.call("patch_content", map[string]any{"collection": "posts", "slug": "hello-world", "body": "changed in production\n"}).ok(t)
-	pub.call("publish_drafts", map[string]any{"paths": []string{"content/posts/later.mdx", "content/posts/hello-world.mdx"}}).ok(t)
+	_, s := previewBehindProduction(t, true)
 	for _, tc := range []struct{ slug, body string }{{"later", "later\n"}, {"hello-world", "changed in production\n"}} {
 		t.Run(tc.slug, func(t *testing.T) {
 			got := s.call("get_content", map[string]any{"collection": "posts", "slug": tc.slug, "branch": "preview/p"}).ok(t)
@@ -105,13 +98,7 @@ func TestDocumentResourceReadsTheView(t *testing.T) {
 // delete would have been acknowledged and the document still there). A
 // document the preview holds moves as before.
 func TestPreviewDeletesOnlyWhatItHolds(t *testing.T) {
-	dir := fixtures.SampleRepo(t)
-	s := connect(t, Options{Dir: dir})
-	s.call("create_branch", map[string]any{"name": "preview/p"}).ok(t)
-	pub := connect(t, Options{Dir: dir, Identity: FixedIdentity(service.Caller{ID: "user:pub",
-		Scopes: []string{service.ScopeContentWrite, service.ScopeContentPublish}})})
-	pub.call("write_content", map[string]any{"collection": "posts", "slug": "later", "data": validPost("Later"), "body": "later\n"}).ok(t)
-	pub.call("publish_drafts", map[string]any{"paths": []string{"content/posts/later.mdx"}}).ok(t)
+	dir, s := previewBehindProduction(t, false)
 	head := git(t, dir, "rev-parse", "preview/p")
 	for _, c := range []struct {
 		tool string
@@ -142,13 +129,7 @@ func TestPreviewDeletesOnlyWhatItHolds(t *testing.T) {
 // the preview was created is offered (it was not: the preview's own tree was
 // scanned).
 func TestSlugCompletionsReadTheView(t *testing.T) {
-	dir := fixtures.SampleRepo(t)
-	s := connect(t, Options{Dir: dir})
-	s.call("create_branch", map[string]any{"name": "preview/p"}).ok(t)
-	pub := connect(t, Options{Dir: dir, Identity: FixedIdentity(service.Caller{ID: "user:pub",
-		Scopes: []string{service.ScopeContentWrite, service.ScopeContentPublish}})})
-	pub.call("write_content", map[string]any{"collection": "posts", "slug": "later", "data": validPost("Later"), "body": "later\n"}).ok(t)
-	pub.call("publish_drafts", map[string]any{"paths": []string{"content/posts/later.mdx"}}).ok(t)
+	_, s := previewBehindProduction(t, false)
 	res, err := s.cs.Complete(context.Background(), &sdk.CompleteParams{
 		Ref:      &sdk.CompleteReference{Type: "ref/resource", URI: documentTemplate},
 		Argument: sdk.CompleteParamsArgument{Name: "slug", Value: "la"},
@@ -176,4 +157,25 @@ func TestMissingDocumentNamesTheBranch(t *testing.T) {
 			t.Errorf("%s: %s", branch, r.text)
 		}
 	}
+}
+
+// previewBehindProduction creates preview/p on the sample site, then has a
+// publisher add posts/later to production (and, with changed, change
+// posts/hello-world there too): what the preview's view holds that its own
+// tree does not. It returns the site and the agent's session.
+func previewBehindProduction(t *testing.T, changed bool) (string, *session) {
+	t.Helper()
+	dir := fixtures.SampleRepo(t)
+	s := connect(t, Options{Dir: dir})
+	s.call("create_branch", map[string]any{"name": "preview/p"}).ok(t)
+	pub := connect(t, Options{Dir: dir, Identity: FixedIdentity(service.Caller{ID: "user:pub",
+		Scopes: []string{service.ScopeContentWrite, service.ScopeContentPublish}})})
+	pub.call("write_content", map[string]any{"collection": "posts", "slug": "later", "data": validPost("Later"), "body": "later\n"}).ok(t)
+	paths := []string{"content/posts/later.mdx"}
+	if changed {
+		pub.call("patch_content", map[string]any{"collection": "posts", "slug": "hello-world", "body": "changed in production\n"}).ok(t)
+		paths = append(paths, "content/posts/hello-world.mdx")
+	}
+	pub.call("publish_drafts", map[string]any{"paths": paths}).ok(t)
+	return dir, s
 }
