@@ -50,7 +50,7 @@ func def(code Code, status int, meaning string, causes []string, recovery string
 func init() {
 	def(ConfigInvalid, 500, "graft.yaml does not load.",
 		[]string{"a YAML syntax error", "an unknown field type or constraint", "a reference field naming a collection that does not exist", "a key graft does not know"},
-		"Open the file at the line named in details, fix the key, and run `graft check`.")
+		"A person fixes graft.yaml at the line named in details (an agent cannot: no write or publish carries it) and confirms with `graft check`; the server picks the fixed file up without a restart. An agent reports the error to them.")
 	def(ConfigNotFound, 404, "No graft.yaml was found for this project.",
 		[]string{"the command ran outside a graft project", "--dir points at the wrong folder"},
 		"Run `graft init` to create a project, or pass --dir with the folder that holds graft.yaml.")
