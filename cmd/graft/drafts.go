@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 
@@ -166,13 +167,7 @@ production's). Published paths leave the draft.`,
 			if out.Note != "" {
 				fmt.Fprintf(a.stdout, "note: %s\n", out.Note)
 			}
-			for _, h := range out.Hooks {
-				if h.OK {
-					fmt.Fprintf(a.stdout, "hook %s: ok\n", h.URL)
-				} else {
-					fmt.Fprintf(a.stdout, "hook %s: %s: %s\n", h.URL, h.Error, h.Message)
-				}
-			}
+			printHooks(a.stdout, out.Hooks)
 			for _, w := range out.Warnings {
 				fmt.Fprintf(a.stderr, "warning: %s: %s\n", w.Code, w.Message)
 			}
@@ -252,4 +247,15 @@ func (a *app) listDrafts(ctx context.Context, in service.ListDraftsInput) (draft
 		return err
 	})
 	return out, err
+}
+
+// printHooks prints what each publish hook answered.
+func printHooks(w io.Writer, hooks []drafts.HookResult) {
+	for _, h := range hooks {
+		if h.OK {
+			fmt.Fprintf(w, "hook %s: ok\n", h.URL)
+		} else {
+			fmt.Fprintf(w, "hook %s: %s: %s\n", h.URL, h.Error, h.Message)
+		}
+	}
 }

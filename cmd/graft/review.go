@@ -37,6 +37,20 @@ func reviewNumber(arg string) (int, error) {
 	return n, nil
 }
 
+// onReview runs fn for the review numbered by arg on the opened service.
+func (a *app) onReview(arg string, fn func(n int, s *service.Service, caller service.Caller) error) error {
+	n, err := reviewNumber(arg)
+	if err != nil {
+		return err
+	}
+	s, caller, err := a.open()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return fn(n, s, caller)
+}
+
 func (a *app) reviewListCommand() *cobra.Command {
 	var in service.ListReviewsInput
 	cmd := &cobra.Command{
@@ -86,58 +100,52 @@ func (a *app) reviewShowCommand() *cobra.Command {
 		Short: "Show a review: state, documents, reviews and comments",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			n, err := reviewNumber(argv[0])
-			if err != nil {
-				return err
-			}
-			s, caller, err := a.open()
-			if err != nil {
-				return err
-			}
-			d, err := s.GetReview(cmd.Context(), caller, service.GetReviewInput{Number: n})
-			if err != nil {
-				return err
-			}
-			if a.jsonOut {
-				return a.printJSON(d)
-			}
-			fmt.Fprintf(a.stdout, "#%d %s\n", d.Number, d.Title)
-			fmt.Fprintf(a.stdout, "state: %s   checks: %s   author: %s\n", d.State, d.Checks, orDash(d.Author))
-			fmt.Fprintf(a.stdout, "branch: %s -> %s\n", d.Head, d.Base)
-			if d.URL != "" {
-				fmt.Fprintf(a.stdout, "url: %s\n", d.URL)
-			}
-			w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "\nDOCUMENT\tCHANGE\tDRAFT")
-			for _, p := range d.Paths {
-				doc := p.Path
-				if p.Collection != "" {
-					doc = p.Collection + "/" + p.Slug
+			return a.onReview(argv[0], func(n int, s *service.Service, caller service.Caller) error {
+				d, err := s.GetReview(cmd.Context(), caller, service.GetReviewInput{Number: n})
+				if err != nil {
+					return err
 				}
-				draft := "-"
-				switch {
-				case p.Draft != nil && p.Pending:
-					draft = "newer in the draft (revise_review)"
-				case p.Draft != nil:
-					draft = "same"
+				if a.jsonOut {
+					return a.printJSON(d)
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\n", doc, p.Kind, draft)
-			}
-			w.Flush()
-			for _, r := range d.Reviews {
-				fmt.Fprintf(a.stdout, "\n%s %s: %s\n", r.Author, r.State, r.Body)
-			}
-			for _, c := range d.Comments {
-				where := ""
-				if c.Path != "" {
-					where = " on " + c.Path
-					if c.Line != nil {
-						where += ":" + strconv.Itoa(*c.Line)
+				fmt.Fprintf(a.stdout, "#%d %s\n", d.Number, d.Title)
+				fmt.Fprintf(a.stdout, "state: %s   checks: %s   author: %s\n", d.State, d.Checks, orDash(d.Author))
+				fmt.Fprintf(a.stdout, "branch: %s -> %s\n", d.Head, d.Base)
+				if d.URL != "" {
+					fmt.Fprintf(a.stdout, "url: %s\n", d.URL)
+				}
+				w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(w, "\nDOCUMENT\tCHANGE\tDRAFT")
+				for _, p := range d.Paths {
+					doc := p.Path
+					if p.Collection != "" {
+						doc = p.Collection + "/" + p.Slug
 					}
+					draft := "-"
+					switch {
+					case p.Draft != nil && p.Pending:
+						draft = "newer in the draft (revise_review)"
+					case p.Draft != nil:
+						draft = "same"
+					}
+					fmt.Fprintf(w, "%s\t%s\t%s\n", doc, p.Kind, draft)
 				}
-				fmt.Fprintf(a.stdout, "\n[%d] %s%s: %s\n", c.ID, c.Author, where, c.Body)
-			}
-			return nil
+				w.Flush()
+				for _, r := range d.Reviews {
+					fmt.Fprintf(a.stdout, "\n%s %s: %s\n", r.Author, r.State, r.Body)
+				}
+				for _, c := range d.Comments {
+					where := ""
+					if c.Path != "" {
+						where = " on " + c.Path
+						if c.Line != nil {
+							where += ":" + strconv.Itoa(*c.Line)
+						}
+					}
+					fmt.Fprintf(a.stdout, "\n[%d] %s%s: %s\n", c.ID, c.Author, where, c.Body)
+				}
+				return nil
+			})
 		},
 	}
 	a.jsonFlag(cmd)
@@ -155,41 +163,35 @@ func (a *app) reviewCommentCommand() *cobra.Command {
 		Short: "Comment on a review, answer a comment, approve it or request changes",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			n, err := reviewNumber(argv[0])
-			if err != nil {
-				return err
-			}
 			if approve && asks {
 				return usageError{fmt.Errorf("--approve and --request-changes exclude each other")}
 			}
-			s, caller, err := a.open()
-			if err != nil {
-				return err
-			}
-			if approve || asks {
-				state := drafts.DecisionApproved
-				if asks {
-					state = drafts.DecisionChangesRequested
+			return a.onReview(argv[0], func(n int, s *service.Service, caller service.Caller) error {
+				if approve || asks {
+					state := drafts.DecisionApproved
+					if asks {
+						state = drafts.DecisionChangesRequested
+					}
+					r, err := s.DecideReview(cmd.Context(), caller, service.DecideReviewInput{Number: n, State: state, Body: body})
+					if err != nil {
+						return err
+					}
+					if a.jsonOut {
+						return a.printJSON(r)
+					}
+					fmt.Fprintf(a.stdout, "review #%d is %s\n", r.Number, r.State)
+					return nil
 				}
-				r, err := s.DecideReview(cmd.Context(), caller, service.DecideReviewInput{Number: n, State: state, Body: body})
+				c, err := s.CommentReview(cmd.Context(), caller, service.CommentReviewInput{Number: n, Body: body, InReplyTo: replyTo})
 				if err != nil {
 					return err
 				}
 				if a.jsonOut {
-					return a.printJSON(r)
+					return a.printJSON(c)
 				}
-				fmt.Fprintf(a.stdout, "review #%d is %s\n", r.Number, r.State)
+				fmt.Fprintf(a.stdout, "commented on review #%d (comment %d)\n", n, c.ID)
 				return nil
-			}
-			c, err := s.CommentReview(cmd.Context(), caller, service.CommentReviewInput{Number: n, Body: body, InReplyTo: replyTo})
-			if err != nil {
-				return err
-			}
-			if a.jsonOut {
-				return a.printJSON(c)
-			}
-			fmt.Fprintf(a.stdout, "commented on review #%d (comment %d)\n", n, c.ID)
-			return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&body, "body", "", "the comment (Markdown)")
@@ -207,31 +209,19 @@ func (a *app) reviewMergeCommand() *cobra.Command {
 		Short: "Merge a review into production (and run the publish hooks)",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			n, err := reviewNumber(argv[0])
-			if err != nil {
-				return err
-			}
-			in.Number = n
-			s, caller, err := a.open()
-			if err != nil {
-				return err
-			}
-			out, err := s.MergeReview(cmd.Context(), caller, in)
-			if err != nil {
-				return err
-			}
-			if a.jsonOut {
-				return a.printJSON(out)
-			}
-			fmt.Fprintf(a.stdout, "merged review #%d into %s in commit %s\n", n, s.Project.Production(), short(out.Commit.SHA))
-			for _, h := range out.Hooks {
-				if h.OK {
-					fmt.Fprintf(a.stdout, "hook %s: ok\n", h.URL)
-				} else {
-					fmt.Fprintf(a.stdout, "hook %s: %s: %s\n", h.URL, h.Error, h.Message)
+			return a.onReview(argv[0], func(n int, s *service.Service, caller service.Caller) error {
+				in.Number = n
+				out, err := s.MergeReview(cmd.Context(), caller, in)
+				if err != nil {
+					return err
 				}
-			}
-			return nil
+				if a.jsonOut {
+					return a.printJSON(out)
+				}
+				fmt.Fprintf(a.stdout, "merged review #%d into %s in commit %s\n", n, s.Project.Production(), short(out.Commit.SHA))
+				printHooks(a.stdout, out.Hooks)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&in.Method, "method", "", "squash (default), merge or rebase (GitHub only)")
@@ -246,38 +236,32 @@ func (a *app) reviewCloseCommand() *cobra.Command {
 		Short: "Close a review without merging it; its documents return to the author's draft",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			n, err := reviewNumber(argv[0])
-			if err != nil {
-				return err
-			}
-			in.Number = n
-			s, caller, err := a.open()
-			if err != nil {
-				return err
-			}
-			if in.As == "" {
-				// The operator closes on behalf of the review's author.
-				d, err := s.GetReview(cmd.Context(), caller, service.GetReviewInput{Number: n})
+			return a.onReview(argv[0], func(n int, s *service.Service, caller service.Caller) error {
+				in.Number = n
+				if in.As == "" {
+					// The operator closes on behalf of the review's author.
+					d, err := s.GetReview(cmd.Context(), caller, service.GetReviewInput{Number: n})
+					if err != nil {
+						return err
+					}
+					in.As = d.Author
+				}
+				out, err := s.CloseReview(cmd.Context(), caller, in)
 				if err != nil {
 					return err
 				}
-				in.As = d.Author
-			}
-			out, err := s.CloseReview(cmd.Context(), caller, in)
-			if err != nil {
-				return err
-			}
-			if a.jsonOut {
-				return a.printJSON(out)
-			}
-			fmt.Fprintf(a.stdout, "closed review #%d\n", n)
-			for _, p := range out.Restored {
-				fmt.Fprintf(a.stdout, "  %s is back in %s's draft\n", p, in.As)
-			}
-			for _, w := range out.Warnings {
-				fmt.Fprintf(a.stdout, "warning: %s\n", w.Message)
-			}
-			return nil
+				if a.jsonOut {
+					return a.printJSON(out)
+				}
+				fmt.Fprintf(a.stdout, "closed review #%d\n", n)
+				for _, p := range out.Restored {
+					fmt.Fprintf(a.stdout, "  %s is back in %s's draft\n", p, in.As)
+				}
+				for _, w := range out.Warnings {
+					fmt.Fprintf(a.stdout, "warning: %s\n", w.Message)
+				}
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&in.As, "as", "", "the review's author (default: read from the review)")
