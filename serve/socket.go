@@ -239,7 +239,7 @@ func (m *socketMux) serveSession(ctx context.Context, c *bufferedConn, sess Sess
 		if _, err := c.Write([]byte("OK\n")); err != nil {
 			return
 		}
-		rwc = &batchCap{r: bufio.NewReaderSize(c.r, 64<<10), w: c, c: c}
+		rwc = newBatchCap(c.r, c, c, nil)
 	}
 	ss, err := m.srv.mcp.ConnectSession(context.WithoutCancel(ctx), rwc,
 		mcp.Session{Caller: sess.Caller, Branch: sess.Branch, ElicitApprovals: sess.ElicitApprovals, LocalFiles: true})
@@ -297,11 +297,18 @@ type batchCap struct {
 	pending []byte
 	wmu     sync.Mutex
 
-	calls    sync.Mutex
-	open     int           // calls read and not answered yet
-	answered chan struct{} // signalled when open drops to 0
-	closed   chan struct{} // closed with the session
-	once     sync.Once
+	calls     sync.Mutex
+	open      int           // calls read and not answered yet
+	answered  chan struct{} // signalled when open drops to 0
+	closed    chan struct{} // closed with the session
+	closeOnce sync.Once
+}
+
+// newBatchCap is the session connection reading r, answering on w and
+// ending with c; tap (may be nil) sees the lines read until it returns false.
+func newBatchCap(r io.Reader, w io.Writer, c io.Closer, tap func([]byte) bool) *batchCap {
+	return &batchCap{r: bufio.NewReaderSize(r, 64<<10), w: w, c: c, tap: tap,
+		answered: make(chan struct{}, 1), closed: make(chan struct{})}
 }
 
 func (b *batchCap) Read(p []byte) (int, error) {
@@ -369,7 +376,7 @@ func (b *batchCap) count(d int) {
 	b.calls.Lock()
 	defer b.calls.Unlock()
 	b.open = max(b.open+d, 0)
-	if b.open == 0 && b.answered != nil {
+	if b.open == 0 {
 		select {
 		case b.answered <- struct{}{}:
 		default:
@@ -380,40 +387,23 @@ func (b *batchCap) count(d int) {
 // drain waits, once the client's input has ended, until every call read
 // has been answered or the session is closed.
 func (b *batchCap) drain() {
-	b.calls.Lock()
-	b.init()
-	for b.open > 0 {
+	for {
+		b.calls.Lock()
+		open := b.open
 		b.calls.Unlock()
+		if open == 0 {
+			return
+		}
 		select {
 		case <-b.answered:
 		case <-b.closed:
 			return
 		}
-		b.calls.Lock()
 	}
-	b.calls.Unlock()
-}
-
-func (b *batchCap) init() {
-	if b.answered == nil {
-		b.answered = make(chan struct{}, 1)
-	}
-	b.once.Do(func() {
-		if b.closed == nil {
-			b.closed = make(chan struct{})
-		}
-	})
 }
 
 func (b *batchCap) Close() error {
-	b.calls.Lock()
-	b.init()
-	select {
-	case <-b.closed:
-	default:
-		close(b.closed)
-	}
-	b.calls.Unlock()
+	b.closeOnce.Do(func() { close(b.closed) })
 	return b.c.Close()
 }
 

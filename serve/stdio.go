@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
@@ -74,7 +73,7 @@ func takeStdio(c *bufferedConn, sess Session) (*stdioSession, error) {
 	}
 	// Closing the session's stream (the server does when stdin ends) closes
 	// the descriptors only: the bridge is told END on its connection.
-	s.rwc = &batchCap{r: bufio.NewReaderSize(src, 64<<10), w: dst, c: closeFunc(s.closeFiles), tap: handshakeTap(link)}
+	s.rwc = newBatchCap(src, dst, closeFunc(s.closeFiles), handshakeTap(link))
 	go func() {
 		// The bridge sends nothing more: a read returns when it is gone
 		// (or when the session is over and the connection closed).
