@@ -26,7 +26,7 @@ import (
 // answers the next line; before the fix the owner died and every agent of
 // the project got "connection refused".
 func TestBridgeUnknownTool(t *testing.T) {
-	ctx, conn, _ := startOwner(t)
+	ctx, conn, _ := startOwner(t, nil)
 	lines := []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"arguments":{}}}`,
@@ -51,8 +51,9 @@ func TestBridgeUnknownTool(t *testing.T) {
 var opCaller = service.Caller{ID: "user:op@example.org", Operator: true}
 
 // startOwner serves a new sample project's owner socket for the test and
-// connects to it; ctx ends with the test.
-func startOwner(t *testing.T) (context.Context, *owner.Conn, string) {
+// connects to it; ctx ends with the test. wrap, when not nil, stands
+// between the socket and the server.
+func startOwner(t *testing.T, wrap func(net.Listener) net.Listener) (context.Context, *owner.Conn, string) {
 	t.Helper()
 	dir := fixtures.SampleRepo(t)
 	if err := os.MkdirAll(filepath.Join(dir, repo.StateDirName), 0o700); err != nil {
@@ -61,6 +62,9 @@ func startOwner(t *testing.T) (context.Context, *owner.Conn, string) {
 	sl, err := net.Listen("unix", owner.SocketPath(dir))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if wrap != nil {
+		sl = wrap(sl)
 	}
 	srv, err := serve.New(serve.Options{Dir: dir, WatchInterval: -1, Operator: &opCaller})
 	if err != nil {
@@ -160,7 +164,7 @@ func (rs *rawSession) close() {
 // messages: one of more than serve.MaxBatch is refused whole, before any of
 // it runs, and the session goes on.
 func TestSessionBatchCap(t *testing.T) {
-	ctx, conn, dir := startOwner(t)
+	ctx, conn, dir := startOwner(t, nil)
 	for _, mode := range []string{"byte pipe", "stdio"} {
 		t.Run(mode, func(t *testing.T) {
 			var rs *rawSession
@@ -182,7 +186,7 @@ func TestSessionBatchCap(t *testing.T) {
 // through the byte pipe and through a handed-over stdio alike; the session
 // ends after the last one.
 func TestSessionAnswersAfterInputEnds(t *testing.T) {
-	ctx, conn, _ := startOwner(t)
+	ctx, conn, _ := startOwner(t, nil)
 	for _, mode := range []string{"byte pipe", "stdio"} {
 		t.Run(mode, func(t *testing.T) {
 			var rs *rawSession
@@ -278,4 +282,53 @@ func TestStdioSessionNewOwner(t *testing.T) {
 	start()
 	call(2)
 	rs.close()
+}
+
+// handingOver is an owner socket whose first connections are closed
+// unanswered, as those of an owner going away while another takes over.
+type handingOver struct {
+	net.Listener
+	mu   sync.Mutex
+	drop int
+}
+
+func (l *handingOver) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		l.mu.Lock()
+		drop := l.drop > 0
+		if drop {
+			l.drop--
+		}
+		l.mu.Unlock()
+		if !drop {
+			return c, nil
+		}
+		c.Close()
+	}
+}
+
+// TestOpenSessionDuringHandover: an owner that answers the probe and then
+// closes the session's connection (it is going away) is asked again, and
+// the session opens on whichever owner answers next; with no owner at all,
+// OpenSession says so and the caller works in its own process.
+func TestOpenSessionDuringHandover(t *testing.T) {
+	ctx := context.Background()
+	if _, ok, err := owner.OpenSession(ctx, fixtures.SampleRepo(t), owner.Session{Caller: opCaller}, "test"); ok || err != nil {
+		t.Fatalf("no owner: ok %v, err %v", ok, err)
+	}
+	// The set-up's probe, then two probes and two sessions are closed unanswered.
+	_, _, dir := startOwner(t, func(l net.Listener) net.Listener { return &handingOver{Listener: l, drop: 5} })
+	cs, ok, err := owner.OpenSession(ctx, dir, owner.Session{Caller: opCaller}, "test")
+	if err != nil || !ok {
+		t.Fatalf("during a handover: ok %v, err %v", ok, err)
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil || len(tools.Tools) == 0 {
+		t.Fatalf("the session opened on the next owner does not answer: %v", err)
+	}
 }

@@ -22,7 +22,7 @@ import (
 // runs nothing and closes the connection; it was served, the write ran and
 // its answers went into the file. A bridge on pipes is served after it.
 func TestStdioSessionRefusesOtherDescriptors(t *testing.T) {
-	ctx, conn, dir := startOwner(t)
+	ctx, conn, dir := startOwner(t, nil)
 	tmp := t.TempDir()
 	inPath, outPath := filepath.Join(tmp, "in.jsonl"), filepath.Join(tmp, "out.jsonl")
 	calls := strings.Join([]string{
