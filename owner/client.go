@@ -3,6 +3,7 @@ package owner
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -17,7 +18,6 @@ import (
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/repo"
 	"github.com/graft-studio/graft/serve"
-	"github.com/graft-studio/graft/service"
 )
 
 // baseURL is the (never resolved) URL of requests sent over the socket.
@@ -67,14 +67,9 @@ func (c *Conn) open(ctx context.Context, sess Session) (net.Conn, *bufio.Reader,
 	return conn, bufio.NewReaderSize(conn, 64<<10), nil
 }
 
-// MCP connects a go-sdk client session to the owner's MCP server, calling
-// as caller: one MCP session on its own connection to the owner socket.
-func (c *Conn) MCP(ctx context.Context, caller service.Caller, version string) (*sdk.ClientSession, error) {
-	return c.MCPSession(ctx, Session{Caller: caller}, version)
-}
-
-// MCPSession is MCP with the session's flags (a default branch, approvals
-// asked in band).
+// MCPSession connects a go-sdk client session to the owner's MCP server:
+// one MCP session, with its caller and flags (a default branch, approvals
+// asked in band), on its own connection to the owner socket.
 func (c *Conn) MCPSession(ctx context.Context, sess Session, version string) (*sdk.ClientSession, error) {
 	conn, r, err := c.open(ctx, sess)
 	if err != nil {
@@ -88,27 +83,29 @@ func (c *Conn) MCPSession(ctx context.Context, sess Session, version string) (*s
 	return cl.Connect(ctx, &sdk.IOTransport{Reader: readCloser{r, conn}, Writer: conn}, nil)
 }
 
-// handover bounds how long OpenSession asks again when an owner answered
-// the probe but not the session: it was going away while another took over.
+// handover bounds how long OpenSession asks again when an owner accepted
+// the connection but did not answer: it was going away while another took
+// over.
 const handover = 5 * time.Second
 
 // OpenSession opens an MCP session on the owner of the project in dir, if
-// one runs; ok is false when none answers, and the caller then works in its
-// own process. An owner can go away between the probe and the session (one
-// `graft serve` asks `graft mcp`'s background owner to stop, then binds the
-// socket itself): nothing was sent to it, so the session is asked for again,
-// of whichever owner answers, for up to a few seconds. A refusal the owner
-// answered (an error with a code) is returned at once.
+// one runs; ok is false when none accepts the connection, and the caller
+// then works in its own process. An owner can go away after accepting it
+// (one `graft serve` asks `graft mcp`'s background owner to stop, then binds
+// the socket itself): nothing was handled, so the session is asked for
+// again, of whichever owner answers, for up to a few seconds. A refusal the
+// owner answered (an error with a code) is returned at once.
 func OpenSession(ctx context.Context, dir string, sess Session, version string) (cs *sdk.ClientSession, ok bool, err error) {
 	deadline := time.Now().Add(handover)
+	c := &Conn{dir: dir}
 	for {
-		conn, found := Dial(dir)
-		if !found {
-			return nil, false, nil
-		}
-		cs, err := conn.MCPSession(ctx, sess, version)
+		cs, err := c.MCPSession(ctx, sess, version)
 		if err == nil {
 			return cs, true, nil
+		}
+		var op *net.OpError
+		if errors.As(err, &op) && op.Op == "dial" {
+			return nil, false, nil // no owner listens
 		}
 		if _, coded := errs.As(err); coded || ctx.Err() != nil || time.Now().After(deadline) {
 			return nil, true, err

@@ -10,9 +10,9 @@
 //
 //   - Dial(dir) finds the running owner (ok false when none runs);
 //     Spawn starts a background one.
-//   - (*Conn).MCP(ctx, caller, version) is a go-sdk client session on the
-//     owner acting as caller; (*Conn).MCPSession adds the session's flags
-//     (a default branch, approvals asked in band). Close it when done.
+//   - OpenSession (or (*Conn).MCPSession) is a go-sdk client session on
+//     the owner acting as the session's caller, with its flags (a default
+//     branch, approvals asked in band). Close it when done.
 //   - (*Conn).Pipe is `graft mcp`'s bridge: stdio to one session, a byte
 //     pipe that opens the session again when the owner changes. When stdio
 //     is pipes, it passes them to the owner, which serves the client on

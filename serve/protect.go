@@ -40,12 +40,6 @@ func callerFromContext(ctx context.Context) (service.Caller, error) {
 	return service.Caller{}, errs.New(errs.Internal, "the request carries no resolved identity")
 }
 
-// EncodeCaller renders c for the CallerHeader.
-func EncodeCaller(c service.Caller) string {
-	b, _ := json.Marshal(c)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
 func decodeCaller(s string) (service.Caller, error) {
 	var c service.Caller
 	b, err := base64.RawURLEncoding.DecodeString(s)
@@ -186,6 +180,13 @@ func (w *startedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // also bounds the work one request starts at once.
 const MaxBatch = 20
 
+// batchTooLarge is the refusal of a JSON-RPC batch of n > MaxBatch messages.
+func batchTooLarge(n int) *errs.Error {
+	return errs.New(errs.InputValidationFailed, "a JSON-RPC batch of %d messages is more than the %d one request may carry", n, MaxBatch).
+		With("messages", n).With("max", MaxBatch).
+		WithFix("send at most %d messages per batch, or one message at a time", MaxBatch)
+}
+
 // mcpCalls is how many JSON-RPC messages a POST /mcp carries: the length of
 // a batch (refused above MaxBatch), 1 for anything else (a single message,
 // or a body the MCP handler refuses itself). The body is read whole (within
@@ -200,20 +201,12 @@ func mcpCalls(r *http.Request) (int, error) {
 		return 0, err
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	trimmed := bytes.TrimLeft(body, " \t\r\n")
-	if len(trimmed) == 0 || trimmed[0] != '[' {
-		return 1, nil
+	if n := batchLen(body); n > MaxBatch {
+		return 0, batchTooLarge(n)
+	} else if n > 0 {
+		return n, nil
 	}
-	var batch []json.RawMessage
-	if json.Unmarshal(trimmed, &batch) != nil {
-		return 1, nil
-	}
-	if len(batch) > MaxBatch {
-		return 0, errs.New(errs.InputValidationFailed, "a JSON-RPC batch of %d messages is more than the %d one request may carry", len(batch), MaxBatch).
-			With("messages", len(batch)).With("max", MaxBatch).
-			WithFix("send at most %d messages per batch, or one message per request", MaxBatch)
-	}
-	return max(len(batch), 1), nil
+	return 1, nil
 }
 
 // checkHost refuses, on a loopback server, any Host but localhost,

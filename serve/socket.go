@@ -298,9 +298,9 @@ type batchCap struct {
 	wmu     sync.Mutex
 
 	calls     sync.Mutex
-	open      int           // calls read and not answered yet
-	answered  chan struct{} // signalled when open drops to 0
-	closed    chan struct{} // closed with the session
+	open      map[string]bool // ids of the calls read and not answered yet
+	answered  chan struct{}   // signalled when an answer is written
+	closed    chan struct{}   // closed with the session
 	closeOnce sync.Once
 }
 
@@ -308,7 +308,7 @@ type batchCap struct {
 // ending with c; tap (may be nil) sees the lines read until it returns false.
 func newBatchCap(r io.Reader, w io.Writer, c io.Closer, tap func([]byte) bool) *batchCap {
 	return &batchCap{r: bufio.NewReaderSize(r, 64<<10), w: w, c: c, tap: tap,
-		answered: make(chan struct{}, 1), closed: make(chan struct{})}
+		open: map[string]bool{}, answered: make(chan struct{}, 1), closed: make(chan struct{})}
 }
 
 func (b *batchCap) Read(p []byte) (int, error) {
@@ -330,11 +330,9 @@ func (b *batchCap) Read(p []byte) (int, error) {
 			}
 			return 0, err
 		}
-		if n := batchLen(line); n > MaxBatch {
-			e := errs.New(errs.InputValidationFailed, "a JSON-RPC batch of %d messages is more than the %d one request may carry", n, MaxBatch).
-				With("messages", n).With("max", MaxBatch).
-				WithFix("send at most %d messages per batch, or one message at a time", MaxBatch)
-			if _, werr := b.write(rpcError(e)); werr != nil {
+		msgs, batch := messagesOf(line)
+		if batch && len(msgs) > MaxBatch {
+			if _, werr := b.write(rpcError(batchTooLarge(len(msgs)))); werr != nil {
 				return 0, werr
 			}
 			continue
@@ -342,7 +340,11 @@ func (b *batchCap) Read(p []byte) (int, error) {
 		if b.tap != nil && !b.tap(line) {
 			b.tap = nil
 		}
-		b.count(callsIn(line))
+		if !batch {
+			// A batch's calls are not waited for: the go-sdk answers them
+			// only for clients of protocol versions before 2025-06-18.
+			b.track(callsIn(msgs), true)
+		}
 		b.pending = line
 	}
 	n := copy(p, b.pending)
@@ -357,7 +359,7 @@ const maxFrame = 16 << 20
 func (b *batchCap) Write(p []byte) (int, error) {
 	n, err := b.write(p)
 	if err == nil {
-		b.count(-answersIn(p))
+		b.track(answersIn(p), false)
 	}
 	return n, err
 }
@@ -368,15 +370,21 @@ func (b *batchCap) write(p []byte) (int, error) {
 	return b.w.Write(p)
 }
 
-// count adds d to the calls open.
-func (b *batchCap) count(d int) {
-	if d == 0 {
+// track records the ids of calls read (read true) or answered.
+func (b *batchCap) track(ids []string, read bool) {
+	if len(ids) == 0 {
 		return
 	}
 	b.calls.Lock()
-	defer b.calls.Unlock()
-	b.open = max(b.open+d, 0)
-	if b.open == 0 {
+	for _, id := range ids {
+		if read {
+			b.open[id] = true
+		} else {
+			delete(b.open, id)
+		}
+	}
+	b.calls.Unlock()
+	if !read {
 		select {
 		case b.answered <- struct{}{}:
 		default:
@@ -384,12 +392,18 @@ func (b *batchCap) count(d int) {
 	}
 }
 
+// drainIdle bounds how long a session whose client's input has ended waits
+// for the next answer: an id the server never answers (one it refused as a
+// duplicate, say) must not hold the session open for ever.
+const drainIdle = 2 * time.Minute
+
 // drain waits, once the client's input has ended, until every call read
-// has been answered or the session is closed.
+// has been answered, the session is closed, or no answer came for
+// drainIdle.
 func (b *batchCap) drain() {
 	for {
 		b.calls.Lock()
-		open := b.open
+		open := len(b.open)
 		b.calls.Unlock()
 		if open == 0 {
 			return
@@ -397,6 +411,8 @@ func (b *batchCap) drain() {
 		select {
 		case <-b.answered:
 		case <-b.closed:
+			return
+		case <-time.After(drainIdle):
 			return
 		}
 	}
@@ -407,36 +423,38 @@ func (b *batchCap) Close() error {
 	return b.c.Close()
 }
 
-// callsIn is the number of calls (requests with an id) in a message or a
-// batch a client sent; responses and notifications are not calls.
-func callsIn(line []byte) int {
-	n := 0
-	for _, m := range messagesOf(line) {
-		if m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null" {
-			n++
+// callsIn is the ids of the calls (requests with an id) among the
+// messages a client sent; responses and notifications are not calls.
+func callsIn(msgs []rpcMessage) []string {
+	var ids []string
+	for _, m := range msgs {
+		if m.Method != "" && m.hasID() {
+			ids = append(ids, canonicalID(m.ID))
 		}
 	}
-	return n
+	return ids
 }
 
-// answersIn is the number of responses carrying an id in what the session
-// writes. The go-sdk writes one message per Write, its keys in a fixed order
+// canonicalID spells an id as the server writes it back (1.0 and 1, or an
+// escaped string, are one id).
+func canonicalID(raw []byte) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// answersIn is the id of the response the session writes, if it is one (a
+// batch of answers answers calls that were not tracked). The go-sdk writes one message per Write, its keys in a fixed order
 // ("jsonrpc", "id", "method", …, "result", "error"), so a response is told
 // from a request by its first bytes, without decoding a large result.
-func answersIn(p []byte) int {
+func answersIn(p []byte) []string {
 	t := bytes.TrimLeft(p, " \t\r\n")
-	if len(t) > 0 && t[0] == '[' {
-		n := 0
-		for _, m := range messagesOf(t) {
-			if m.Method == "" && len(m.ID) > 0 && string(m.ID) != "null" {
-				n++
-			}
-		}
-		return n
-	}
 	rest, ok := bytes.CutPrefix(t, []byte(`{"jsonrpc":"2.0","id":`))
 	if !ok {
-		return 0
+		return nil
 	}
 	i := 0 // the end of the id
 	if len(rest) > 0 && rest[0] == '"' {
@@ -450,9 +468,9 @@ func answersIn(p []byte) int {
 		i = bytes.IndexByte(rest, ',')
 	}
 	if i <= 0 || i > len(rest) || string(rest[:i]) == "null" || bytes.HasPrefix(rest[i:], []byte(`,"method"`)) {
-		return 0
+		return nil
 	}
-	return 1
+	return []string{canonicalID(rest[:i])}
 }
 
 // rpcMessage is what callsIn and answersIn read of a JSON-RPC message.
@@ -461,38 +479,43 @@ type rpcMessage struct {
 	Method string          `json:"method"`
 }
 
-// messagesOf decodes a message or a batch; what does not decode holds none.
-func messagesOf(line []byte) []rpcMessage {
+// hasID reports whether the message carries an id (a call or an answer).
+func (m rpcMessage) hasID() bool { return len(m.ID) > 0 && string(m.ID) != "null" }
+
+// messagesOf decodes a line once: a batch's elements (batch true; an
+// element that is no message counts, holding nothing), or one message. A
+// line that does not decode holds none.
+func messagesOf(line []byte) (msgs []rpcMessage, batch bool) {
 	t := bytes.TrimLeft(line, " \t\r\n")
 	if len(t) == 0 {
-		return nil
+		return nil, false
 	}
 	if t[0] == '[' {
-		var batch []rpcMessage
-		if json.Unmarshal(t, &batch) != nil {
-			return nil
+		var elems []json.RawMessage
+		if json.Unmarshal(t, &elems) != nil {
+			return nil, false
 		}
-		return batch
+		msgs = make([]rpcMessage, len(elems))
+		for i, e := range elems {
+			json.Unmarshal(e, &msgs[i])
+		}
+		return msgs, true
 	}
 	var m rpcMessage
 	if json.Unmarshal(t, &m) != nil {
-		return nil
+		return nil, false
 	}
-	return []rpcMessage{m}
+	return []rpcMessage{m}, false
 }
 
-// batchLen is the number of messages of a line holding a JSON-RPC batch, 0
-// for anything else.
+// batchLen is the number of messages of a JSON-RPC batch, 0 for anything
+// else.
 func batchLen(line []byte) int {
-	t := bytes.TrimLeft(line, " \t\r")
-	if len(t) == 0 || t[0] != '[' {
-		return 0
+	if t := bytes.TrimLeft(line, " \t\r\n"); len(t) == 0 || t[0] != '[' {
+		return 0 // a single message is not decoded here
 	}
-	var batch []json.RawMessage
-	if json.Unmarshal(t, &batch) != nil {
-		return 0
-	}
-	return len(batch)
+	msgs, _ := messagesOf(line)
+	return len(msgs)
 }
 
 // rpcError is a JSON-RPC error response (id null) carrying e as its data.
