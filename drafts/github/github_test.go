@@ -593,6 +593,13 @@ func TestRetryTransport(t *testing.T) {
 		{"403 permission is not retried", "GET", "/repos/o/r/pulls", []*http.Response{response(403, nil, `{"message":"Resource not accessible"}`)}, 1, 403, nil, 0},
 		{"404 is not retried", "GET", "/repos/o/r/git/ref/heads/x", []*http.Response{response(404, nil, "")}, 1, 404, nil, 0},
 		{"ref update 500 is left to the caller", "PATCH", "/repos/o/r/git/refs/heads/main", []*http.Response{response(500, nil, "")}, 1, 500, nil, 0},
+		{"a comment's 500 is not repeated (it may have been posted)", "POST", "/repos/o/r/issues/7/comments", []*http.Response{response(500, nil, "")}, 1, 500, nil, 0},
+		{"a review's 502 is not repeated", "POST", "/repos/o/r/pulls/7/reviews", []*http.Response{response(502, nil, "")}, 1, 502, nil, 0},
+		{"a merge's 500 is not repeated (it may have merged)", "PUT", "/repos/o/r/pulls/7/merge", []*http.Response{response(500, nil, "")}, 1, 500, nil, 0},
+		{"a file's creation 500 is not repeated", "PUT", "/repos/o/r/contents/graft.yaml", []*http.Response{response(500, nil, "")}, 1, 500, nil, 0},
+		{"a blob's 500 is repeated (content-addressed)", "POST", "/repos/o/r/git/blobs", []*http.Response{response(500, nil, ""), response(201, nil, "{}")}, 2, 201, []time.Duration{0}, 0},
+		{"a comment's rate limit is retried", "POST", "/repos/o/r/issues/7/comments", []*http.Response{
+			response(429, map[string]string{"Retry-After": "1"}, ""), response(201, nil, "{}")}, 2, 201, []time.Duration{time.Second}, 0},
 		{"ref update rate limit is retried", "PATCH", "/repos/o/r/git/refs/heads/main", []*http.Response{
 			response(429, map[string]string{"Retry-After": "1"}, ""), response(200, nil, "{}")}, 2, 200, []time.Duration{time.Second}, 0},
 		{"attempts are bounded", "GET", "/repos/o/r/pulls", []*http.Response{response(502, nil, ""), response(502, nil, ""), response(502, nil, ""), response(502, nil, ""), response(502, nil, ""), response(200, nil, "")}, 5, 502, nil, 4},

@@ -63,10 +63,11 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 //     request (GitHub did not apply it): after Retry-After, else until
 //     x-ratelimit-reset when the primary limit is spent, else at least a minute;
 //   - 5xx and transport errors, with capped exponential backoff and jitter,
-//     for every request except ref writes (POST/PATCH/DELETE git/refs): a ref
-//     write that failed ambiguously is settled by its caller, which reads the
-//     ref again first. Blob, tree and commit creation is content-addressed,
-//     so repeating it is harmless.
+//     for requests that may be repeated (repeatable): reads, and blob, tree
+//     and commit creation, which is content-addressed. Any other write that
+//     failed ambiguously may have landed — a ref moved, a comment or review
+//     posted, a pull request merged — and is not sent again: its caller
+//     settles it (a ref write reads the ref again first).
 type retryTransport struct {
 	next   http.RoundTripper
 	policy RetryPolicy
@@ -86,9 +87,21 @@ func sleepContext(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// isRefWrite reports whether a request moves, creates or deletes a ref.
-func isRefWrite(req *http.Request) bool {
-	return req.Method != http.MethodGet && strings.Contains(req.URL.Path, "/git/refs")
+// repeatable reports whether a request may be sent again after an answer
+// that never came or a 5xx: a read, or the creation of a blob, tree or
+// commit (content-addressed: a second one is the same object).
+func repeatable(req *http.Request) bool {
+	switch req.Method {
+	case http.MethodGet, http.MethodHead:
+		return true
+	case http.MethodPost:
+		for _, kind := range []string{"/git/blobs", "/git/trees", "/git/commits"} {
+			if strings.HasSuffix(req.URL.Path, kind) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -154,7 +167,7 @@ func (t *retryTransport) once(req *http.Request) (*http.Response, error) {
 func (t *retryTransport) decide(req *http.Request, resp *http.Response, err error, attempt int) (time.Duration, bool) {
 	backoff := t.backoff(attempt)
 	if err != nil {
-		if req.Context().Err() != nil || isRefWrite(req) {
+		if req.Context().Err() != nil || !repeatable(req) {
 			return 0, false
 		}
 		return backoff, true
@@ -166,7 +179,7 @@ func (t *retryTransport) decide(req *http.Request, resp *http.Response, err erro
 		}
 		return max(backoff, time.Minute), true // GitHub: wait at least a minute
 	case resp.StatusCode >= 500:
-		if isRefWrite(req) {
+		if !repeatable(req) {
 			return 0, false
 		}
 		if d, ok := rateLimitWait(resp, t.now()); ok {
