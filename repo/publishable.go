@@ -13,11 +13,11 @@ import "strings"
 // the documents — is foreign, however it got there: graft writes only
 // documents and assets, so it was pushed with plain git.
 func (c *Config) Publishable(p string) bool {
-	if p == "" || strings.HasPrefix(p, "/") || strings.ContainsAny(p, "\x00\\") {
-		return false
+	if q, err := CleanPath(p); err != nil || q != p {
+		return false // not a clean repository path (CleanPath's rule)
 	}
 	for _, seg := range strings.Split(p, "/") {
-		if seg == "" || strings.HasPrefix(seg, ".") {
+		if strings.HasPrefix(seg, ".") {
 			return false
 		}
 	}

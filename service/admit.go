@@ -1,7 +1,6 @@
 package service
 
 import (
-	"bytes"
 	"context"
 	"strings"
 
@@ -86,9 +85,7 @@ func (s *Service) admitOne(p drafts.Proposal) error {
 		}
 	}
 	opt := gateOptions(s.Project.Config, p.Path)
-	if len(doc.Body) <= len(raw) { // the body is the file's tail
-		opt.InFile, opt.LineOffset = true, bytes.Count(raw[:len(raw)-len(doc.Body)], []byte("\n"))
-	}
+	opt.InFile, opt.LineOffset = true, linesBefore(raw, doc.Body)
 	return mdx.GateWrite(before, doc.Body, opt)
 }
 

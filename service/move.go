@@ -51,15 +51,9 @@ func (s *Service) moveContent(ctx context.Context, c Caller, in MoveContentInput
 	if err := c.Require(ScopeContentWrite); err != nil {
 		return MoveContentOutput{}, err
 	}
-	var out MoveContentOutput
-	var err error
-	for attempt := 0; attempt < maxWriteAttempts; attempt++ {
-		out, err = s.moveOnce(ctx, c, in)
-		if in.BaseVersion.Present || !errs.Is(err, errs.ContentConflict) {
-			break
-		}
-	}
-	return out, err
+	return unconditionally(ctx, in.BaseVersion.Present, func() (MoveContentOutput, error) {
+		return s.moveOnce(ctx, c, in)
+	})
 }
 
 func (s *Service) moveOnce(ctx context.Context, c Caller, in MoveContentInput) (MoveContentOutput, error) {
