@@ -62,6 +62,7 @@ func (a *app) reviewListCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			defer s.Close()
 			out, err := s.ListReviews(cmd.Context(), caller, in)
 			if err != nil {
 				return err
