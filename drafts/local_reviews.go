@@ -230,17 +230,70 @@ func (l *Local) Review(_ context.Context, number int, _ bool) (ReviewDetail, err
 	return r.detail, nil
 }
 
+// ReviewNumberRefs is the folder of refs that hands out local review
+// numbers: refs/graft/reviews/<n> exists once review #n was numbered, and
+// points at its proposal.
+const ReviewNumberRefs = "refs/graft/reviews/"
+
+// claimNumber takes the next free local review number: one above the
+// highest a review branch carries or a number ref holds, taken by creating
+// its ref with "must not exist". That check-and-set is the rule for every
+// process on the repository: when another one took the number first, the
+// next is tried. The ref points at at until the proposal exists.
+func (l *Local) claimNumber(all []*localReview, at string) (int, error) {
+	l.numbers.Lock()
+	defer l.numbers.Unlock()
+	claimed, err := l.Repo.Refs(ReviewNumberRefs)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for name := range claimed {
+		if v, err := strconv.Atoi(strings.TrimPrefix(name, ReviewNumberRefs)); err == nil {
+			n = max(n, v)
+		}
+	}
+	for _, r := range all {
+		n = max(n, r.detail.Number)
+	}
+	for range maxNumberClaims {
+		n++
+		err := l.Repo.UpdateRef(ReviewNumberRefs+strconv.Itoa(n), "", at)
+		if !repo.IsRefMoved(err) {
+			return n, err
+		}
+	}
+	return 0, errs.New(errs.CommitFailed, "no free review number after %d tries: other processes kept taking them", maxNumberClaims).
+		WithFix("retry the publish")
+}
+
+// maxNumberClaims bounds how many numbers one review tries to claim.
+const maxNumberClaims = 1000
+
 // OpenReview makes the review branch's proposal commit, numbered after the
-// highest local review.
+// highest local review (claimNumber).
 func (l *Local) OpenReview(ctx context.Context, req ReviewRequest) (Review, []Warning, error) {
 	all, err := l.all(ReviewPrefix)
 	if err != nil {
 		return Review{}, nil, err
 	}
-	n := 1
-	if len(all) > 0 {
-		n = all[len(all)-1].detail.Number + 1
+	from := req.Base
+	if req.Existing {
+		from = req.Head
 	}
+	at, ok, err := l.Repo.Head(from)
+	if err != nil {
+		return Review{}, nil, err
+	}
+	if !ok {
+		return Review{}, nil, errs.New(errs.BranchNotFound, "branch %q does not exist", from).With("branch", from).
+			WithFix("list_branches lists the branches; use one of them.")
+	}
+	n, err := l.claimNumber(all, at)
+	if err != nil {
+		return Review{}, nil, err
+	}
+	numberRef := ReviewNumberRefs + strconv.Itoa(n)
 	var warnings []Warning
 	if len(req.Labels)+len(req.Reviewers) > 0 {
 		warnings = append(warnings, Warning{Code: string(errs.InputValidationFailed),
@@ -250,18 +303,22 @@ func (l *Local) OpenReview(ctx context.Context, req ReviewRequest) (Review, []Wa
 	if req.Draft {
 		trailers += DraftTrailer + ": true\n"
 	}
+	var proposal string
 	if req.Existing {
-		_, err := l.event(ctx, req.Head, n, "reopened", "", req.Author, req.Identity, nil)
-		if err != nil {
-			return Review{}, nil, err
-		}
+		proposal, err = l.event(ctx, req.Head, n, "reopened", "", req.Author, req.Identity, nil)
 	} else {
 		msg := req.Title + "\n\n" + strings.TrimSpace(req.Body) + "\n\n" + trailers
-		if _, err := l.Commit(ctx, repo.CommitRequest{Branch: req.Head, From: req.Base, Changes: req.Changes,
-			Message: msg, Author: req.Author, AllowEmpty: true}); err != nil {
-			return Review{}, nil, err
-		}
+		var res repo.CommitResult
+		res, err = l.Commit(ctx, repo.CommitRequest{Branch: req.Head, From: req.Base, Changes: req.Changes,
+			Message: msg, Author: req.Author, AllowEmpty: true})
+		proposal = res.Commit
 	}
+	if err != nil {
+		_ = l.Repo.UpdateRef(numberRef, at, "") // the number goes back: nothing was opened
+		return Review{}, nil, err
+	}
+	// The claim now names the proposal; had it moved, the number stays taken all the same.
+	_ = l.Repo.UpdateRef(numberRef, at, proposal)
 	r, err := l.find(n)
 	if err != nil {
 		return Review{}, nil, err
