@@ -94,25 +94,9 @@ func (l *Local) read(branch, head string) (*localReview, error) {
 
 // parse reads a review branch's history back to its proposal commit.
 func (l *Local) parse(branch, head string) (*localReview, error) {
-	var chain []repo.CommitInfo
-	found := false
-	for sha, steps := head, 0; sha != "" && steps < 10000; steps++ {
-		c, err := l.Repo.CommitInfo(sha)
-		if err != nil {
-			return nil, err
-		}
-		chain = append(chain, c)
-		if _, parent := ParseTrailers(c.Message); parent != "" {
-			found = true
-			break
-		}
-		if len(c.Parents) == 0 {
-			break
-		}
-		sha = c.Parents[0]
-	}
-	if !found {
-		return nil, errs.New(errs.BranchInvalid, "%s has no proposal commit (Graft-Parent)", branch)
+	chain, err := proposalChain(l.Repo, head)
+	if err != nil {
+		return nil, err
 	}
 	first := chain[len(chain)-1]
 	t := trailerValues(first.Message)
@@ -472,19 +456,9 @@ func (l *Local) MergeReview(ctx context.Context, number int, m Merge) (string, e
 		return "", errs.New(errs.ContentConflict, "review #%d moved since it was read", number).
 			WithFix("read the review again (get_review) and merge it then")
 	}
-	first, _, err := l.fork(d.HeadSHA)
+	diff, err := proposalChanges(l.Repo, d.HeadSHA)
 	if err != nil {
 		return "", err
-	}
-	fork := ""
-	if info, err := l.Repo.CommitInfo(first); err == nil && len(info.Parents) > 0 {
-		fork = info.Parents[0]
-	}
-	var diff []repo.FileChange
-	if fork != "" {
-		if diff, err = l.Repo.Diff(fork, d.HeadSHA, ""); err != nil {
-			return "", err
-		}
 	}
 	tip, _, err := l.Repo.Head(d.Base)
 	if err != nil {
@@ -545,22 +519,4 @@ func (l *Local) MergeReview(ctx context.Context, number int, m Merge) (string, e
 		return "", err
 	}
 	return sha, nil
-}
-
-// fork returns a review branch's proposal commit.
-func (l *Local) fork(head string) (string, string, error) {
-	for sha, steps := head, 0; sha != "" && steps < 10000; steps++ {
-		c, err := l.Repo.CommitInfo(sha)
-		if err != nil {
-			return "", "", err
-		}
-		if _, parent := ParseTrailers(c.Message); parent != "" {
-			return sha, parent, nil
-		}
-		if len(c.Parents) == 0 {
-			break
-		}
-		sha = c.Parents[0]
-	}
-	return "", "", errs.New(errs.BranchInvalid, "the review branch has no proposal commit")
 }

@@ -129,3 +129,42 @@ func TestLocalReviewNumberClaims(t *testing.T) {
 		t.Errorf("next review %+v (%v), want #3", rv, err)
 	}
 }
+
+// TestLocalReviewOnEmptyProduction: a review whose proposal commit has no
+// parent (production had no commits when it was made) proposes every file
+// it holds, and merging it brings them all to production.
+func TestLocalReviewOnEmptyProduction(t *testing.T) {
+	ctx := context.Background()
+	r, err := repo.InitRepo(t.TempDir(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ada := repo.Signature{Name: "Ada", Email: "ada@example.org"}
+	head := drafts.ReviewPrefix + "ada-20260101-000001"
+	files := map[string]string{"content/posts/first.md": "---\ntitle: First\n---\nFirst.\n", "content/posts/second.md": "Second.\n"}
+	var changes []repo.Change
+	for p, c := range files {
+		changes = append(changes, repo.Change{Path: p, Content: []byte(c)})
+	}
+	msg := fmt.Sprintf("Publish the first posts\n\n%s: main\n%s: agent:ada\n%s: 1\n", drafts.ParentTrailer, drafts.AuthorTrailer, drafts.ReviewTrailer)
+	if _, err := r.Commit(ctx, repo.CommitRequest{Branch: head, Changes: changes, Message: msg, Author: ada}); err != nil {
+		t.Fatal(err)
+	}
+	pub := drafts.NewLocal(r)
+	rv, err := pub.Review(ctx, 1, false)
+	if err != nil || rv.Head != head || rv.State != drafts.ReviewOpen {
+		t.Fatalf("review #1: %+v %v", rv.Review, err)
+	}
+	sha, err := pub.MergeReview(ctx, 1, drafts.Merge{By: ada, Identity: "user:op"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tip := publishertest.Head(t, r, "main"); sha == "" || tip != sha {
+		t.Fatalf("merge returned %q, main is at %q", sha, tip)
+	}
+	for p, c := range files {
+		if got, _ := publishertest.ReadAt(t, r, "main", p); got != c {
+			t.Errorf("main holds %q at %s, want %q", got, p, c)
+		}
+	}
+}

@@ -59,49 +59,59 @@ func (a activeReview) proposed(path string) (string, bool) {
 	return "", false
 }
 
-// reviewFork returns the first commit of a review branch (the one carrying
-// Graft-Parent) and its parent, the commit the review started from,
-// walking first parents back from head.
-func (s *Store) reviewFork(head string) (first, fork string, err error) {
-	g := s.Project.Git
-	for sha, steps := head, 0; sha != "" && steps < 10000; steps++ {
+// maxReviewCommits bounds the walk from a review branch's head back to its
+// proposal commit.
+const maxReviewCommits = 10000
+
+// proposalChain returns a review branch's commits from head back along
+// first parents to its proposal, the first commit carrying Graft-Parent:
+// head first, the proposal last. It is the one walk every reader of a
+// review branch uses (its changes, a local review's history, a merge).
+func proposalChain(g *repo.Repo, head string) ([]repo.CommitInfo, error) {
+	var chain []repo.CommitInfo
+	for sha := head; sha != "" && len(chain) < maxReviewCommits; {
 		c, err := g.CommitInfo(sha)
 		if err != nil {
-			return "", "", err
+			return nil, err
 		}
+		chain = append(chain, c)
 		if _, parent := ParseTrailers(c.Message); parent != "" {
-			if len(c.Parents) > 0 {
-				fork = c.Parents[0]
-			}
-			return sha, fork, nil
+			return chain, nil
 		}
-		if len(c.Parents) == 0 {
-			break
+		sha = ""
+		if len(c.Parents) > 0 {
+			sha = c.Parents[0]
 		}
-		sha = c.Parents[0]
 	}
-	return "", "", errs.New(errs.BranchInvalid, "no commit of the review branch records where it started").
+	return nil, errs.New(errs.BranchInvalid, "no commit of the review branch records where it started (%s)", ParentTrailer).
 		WithFix("review branches are made by publish_drafts; this one was made by hand")
+}
+
+// proposalChanges returns what a review branch changes since it started:
+// the diff from its proposal's parent to head, or, when the proposal has no
+// parent (production had no commits yet), every file head holds.
+func proposalChanges(g *repo.Repo, head string) ([]repo.FileChange, error) {
+	chain, err := proposalChain(g, head)
+	if err != nil {
+		return nil, err
+	}
+	if proposal := chain[len(chain)-1]; len(proposal.Parents) > 0 {
+		return g.Diff(proposal.Parents[0], head, "")
+	}
+	files, err := g.ListFiles(head, "")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]repo.FileChange, len(files))
+	for i, f := range files {
+		out[i] = repo.FileChange{Path: f.Path, To: f.Version}
+	}
+	return out, nil
 }
 
 // reviewChanges returns what a review branch changes since it started.
 func (s *Store) reviewChanges(head string) ([]repo.FileChange, error) {
-	_, fork, err := s.reviewFork(head)
-	if err != nil {
-		return nil, err
-	}
-	if fork == "" {
-		files, err := s.Project.Git.ListFiles(head, "")
-		if err != nil {
-			return nil, err
-		}
-		out := make([]repo.FileChange, len(files))
-		for i, f := range files {
-			out[i] = repo.FileChange{Path: f.Path, To: f.Version}
-		}
-		return out, nil
-	}
-	return s.Project.Git.Diff(fork, head, "")
+	return proposalChanges(s.Project.Git, head)
 }
 
 // activeReviews returns the active reviews of an identity's draft, oldest first.
