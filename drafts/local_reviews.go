@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/graft-studio/graft/errs"
@@ -64,19 +65,55 @@ func messageBody(message string) string {
 	return strings.TrimSpace(body)
 }
 
+// parseCache keeps the parses of local review branches by head commit (a
+// head's history never changes), for the branches' current heads only: a
+// listing drops the parses of the heads its branches moved away from (an
+// event, a revision) or that no branch has any more, so the cache holds at
+// most one parse per review branch.
+type parseCache struct {
+	mu     sync.Mutex
+	byHead map[string]*localReview
+}
+
+func (c *parseCache) get(head string) (*localReview, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.byHead[head]
+	return r, ok
+}
+
+func (c *parseCache) put(head string, r *localReview) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byHead == nil {
+		c.byHead = map[string]*localReview{}
+	}
+	c.byHead[head] = r
+}
+
+// keep drops the parses of branches under prefix whose head is not among
+// heads (the heads a listing of those branches found).
+func (c *parseCache) keep(prefix string, heads map[string]bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for head, r := range c.byHead {
+		if strings.HasPrefix(r.detail.Head, prefix) && !heads[head] {
+			delete(c.byHead, head)
+		}
+	}
+}
+
 // read parses a review branch whose tip is head (the parse of a head is
 // kept: its history never changes; whether the base merged it is checked
 // each time).
 func (l *Local) read(branch, head string) (*localReview, error) {
-	var r *localReview
-	if v, ok := l.parsed.Load(head); ok {
-		r = v.(*localReview)
-	} else {
+	r, ok := l.parsed.get(head)
+	if !ok {
 		var err error
 		if r, err = l.parse(branch, head); err != nil {
 			return nil, err
 		}
-		l.parsed.Store(head, r)
+		l.parsed.put(head, r)
 	}
 	out := *r
 	out.detail.Head = branch
@@ -164,10 +201,13 @@ func (l *Local) all(prefix string) ([]*localReview, error) {
 		return nil, err
 	}
 	var out []*localReview
+	heads := map[string]bool{}
+	defer l.parsed.keep(prefix, heads)
 	for _, b := range branches {
 		if !strings.HasPrefix(b.Name, prefix) || !IsReview(b.Name) {
 			continue
 		}
+		heads[b.Head] = true
 		r, err := l.read(b.Name, b.Head)
 		if err != nil || r.detail.Number == 0 {
 			continue // not a review graft numbered (a branch made by hand)
