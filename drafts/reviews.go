@@ -2,6 +2,7 @@ package drafts
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -1060,7 +1061,7 @@ func (s *Store) openOnNewBranch(identity string, open func(head string) (Review,
 
 // CommitProduction commits changes to production, bringing a clean
 // checked-out production along (DESIGN §5); a checkout with local changes to
-// those files refuses the commit.
+// those files refuses the commit (CONTENT_CONFLICT, IsCheckoutRefusal).
 func (s *Store) CommitProduction(ctx context.Context, changes []repo.Change, message string, author repo.Signature) (string, error) {
 	var wt *worktreeSync
 	if s.checkedOut() {
@@ -1082,8 +1083,14 @@ func (s *Store) CommitProduction(ctx context.Context, changes []repo.Change, mes
 		}
 		var err error
 		if wt, err = s.lockWorktree(entries, current); err != nil {
-			return "", errs.New(errs.ContentConflict, "production (%s) is checked out and %v", s.Production(), err).
+			refusal := errs.New(errs.ContentConflict, "production (%s) is checked out and %v", s.Production(), err).
+				With("reason", ReasonCheckout).With("branch", s.Production()).
 				WithFix("commit or stash the local changes to those files, then merge again")
+			var local *localChanges
+			if errors.As(err, &local) {
+				refusal = refusal.With("paths", local.paths)
+			}
+			return "", refusal
 		}
 	}
 	cr, err := s.Publisher.Commit(ctx, repo.CommitRequest{Branch: s.Production(), Changes: changes, Message: Signed(message, author), Author: author})
