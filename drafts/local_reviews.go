@@ -334,7 +334,7 @@ func (l *Local) OpenReview(ctx context.Context, req ReviewRequest) (Review, []Wa
 		msg := req.Title + "\n\n" + strings.TrimSpace(req.Body) + "\n\n" + trailers
 		var res repo.CommitResult
 		res, err = l.Commit(ctx, repo.CommitRequest{Branch: req.Head, From: req.Base, Changes: req.Changes,
-			Message: msg, Author: req.Author, AllowEmpty: true})
+			Message: msg, Author: req.Author, AllowEmpty: true, Create: true})
 		proposal = res.Commit
 	}
 	if err != nil {

@@ -35,7 +35,10 @@ type Publisher interface {
 	// OpenReview creates the review branch req.Head from req.Base with
 	// req.Changes (unless req.Existing: the branch already holds the
 	// proposal) and opens its review: a pull request on GitHub, a numbered
-	// review branch locally. Problems after the review exists (a label or a
+	// review branch locally. The branch is created with "must not exist"
+	// (repo.CommitRequest.Create): when req.Head exists, or another writer
+	// creates it first, nothing is opened and the error is
+	// repo.BranchExistsError. Problems after the review exists (a label or a
 	// reviewer refused, draft reviews unavailable) are warnings, never errors.
 	OpenReview(ctx context.Context, req ReviewRequest) (Review, []Warning, error)
 	// Reviews lists the reviews whose head branch starts with prefix, in

@@ -2,6 +2,7 @@ package drafts
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -952,12 +953,24 @@ func (s *Store) proposeReview(ctx context.Context, res *PublishResult, as Publis
 		fileChanges[i] = repo.FileChange{Path: e.Path, From: current[e.Path], To: e.Version}
 	}
 	rr.Changes = changes
-	if rr.Head, rr.Existing, err = s.reviewBranchFor(all, as.Identity, publish); err != nil {
+	rr.Message = strings.TrimRight(message, "\n") + "\n\n" + ParentTrailer + ": " + rr.Base + "\n" + AuthorTrailer + ": " + as.Identity + "\n"
+	described := s.describeChanges(fileChanges, nil)
+	open := func(head string, existing bool) (Review, []Warning, error) {
+		rr.Head, rr.Existing = head, existing
+		rr.Body = s.reviewBody(as.Identity, text, head, described)
+		return s.Publisher.OpenReview(ctx, rr)
+	}
+	reuse, err := s.unreviewedBranch(all, as.Identity, publish)
+	if err != nil {
 		return err
 	}
-	rr.Body = s.reviewBody(as.Identity, text, rr.Head, s.describeChanges(fileChanges, nil))
-	rr.Message = strings.TrimRight(message, "\n") + "\n\n" + ParentTrailer + ": " + rr.Base + "\n" + AuthorTrailer + ": " + as.Identity + "\n"
-	rev, warnings, err := s.Publisher.OpenReview(ctx, rr)
+	var rev Review
+	var warnings []Warning
+	if reuse != "" {
+		rev, warnings, err = open(reuse, true)
+	} else {
+		rev, warnings, err = s.openOnNewBranch(as.Identity, func(head string) (Review, []Warning, error) { return open(head, false) })
+	}
 	if err != nil {
 		return err
 	}
@@ -985,47 +998,70 @@ func overlapping(changes []repo.FileChange, entries []Entry) []string {
 	return out
 }
 
-// reviewBranchFor returns the branch to propose entries on: a review branch
-// of the identity that holds exactly these versions but has no review among
-// reviews (the identity's, listed by reviewsOf: a publish whose review did
-// not open), else a new name.
-func (s *Store) reviewBranchFor(reviews []Review, identity string, entries []Entry) (string, bool, error) {
-	prefix := ReviewPrefix + Key(identity) + "-"
+// unreviewedBranch returns a review branch of the identity that holds
+// exactly these versions but has no review among reviews (the identity's,
+// listed by reviewsOf: a publish whose review did not open), or "".
+func (s *Store) unreviewedBranch(reviews []Review, identity string, entries []Entry) (string, error) {
 	reviewed := map[string]bool{}
 	for _, r := range reviews {
 		reviewed[r.Head] = true
 	}
 	branches, err := s.Project.Git.Branches()
 	if err != nil {
-		return "", false, err
+		return "", err
 	}
 	for _, b := range branches {
 		if !ReviewOf(b.Name, identity) || reviewed[b.Name] {
 			continue
 		}
 		if changes, err := s.reviewChanges(b.Head); err == nil && proposesExactly(changes, entries) {
-			return b.Name, true, nil
+			return b.Name, nil
 		}
 	}
-	stamp := time.Now().UTC().Format("20060102-150405")
-	for i := 1; ; i++ {
-		name := prefix + stamp
+	return "", nil
+}
+
+// maxReviewNames bounds how many names one publish tries for its review
+// branch.
+const maxReviewNames = 100
+
+// openOnNewBranch opens a review on a new branch of the identity's,
+// graft-studio/review/<key>-<stamp> (UTC, to the second), then -2, -3, … The
+// name is claimed by creating the branch: open creates it with "must not
+// exist" (Publisher.OpenReview), and a name another publish took first — in
+// this process, another one, or another replica on GitHub — answers
+// repo.IsBranchExists and the next name is tried. A name the local
+// repository already holds is skipped without trying.
+func (s *Store) openOnNewBranch(identity string, open func(head string) (Review, []Warning, error)) (Review, []Warning, error) {
+	now := time.Now
+	if s.now != nil {
+		now = s.now
+	}
+	name := ReviewPrefix + Key(identity) + "-" + now().UTC().Format("20060102-150405")
+	for i := 1; i <= maxReviewNames; i++ {
+		head := name
 		if i > 1 {
-			name += fmt.Sprintf("-%d", i)
+			head += fmt.Sprintf("-%d", i)
 		}
-		_, exists, err := s.Project.Git.Head(name)
+		_, exists, err := s.Project.Git.Head(head)
 		if err != nil {
-			return "", false, err
+			return Review{}, nil, err
 		}
-		if !exists {
-			return name, false, nil
+		if exists {
+			continue
+		}
+		rev, warnings, err := open(head)
+		if !repo.IsBranchExists(err) {
+			return rev, warnings, err
 		}
 	}
+	return Review{}, nil, errs.New(errs.CommitFailed, "no free review branch name after %d tries: other publishes kept taking them", maxReviewNames).
+		With("branch", name).WithFix("retry the publish")
 }
 
 // CommitProduction commits changes to production, bringing a clean
 // checked-out production along (DESIGN §5); a checkout with local changes to
-// those files refuses the commit.
+// those files refuses the commit (CONTENT_CONFLICT, IsCheckoutRefusal).
 func (s *Store) CommitProduction(ctx context.Context, changes []repo.Change, message string, author repo.Signature) (string, error) {
 	var wt *worktreeSync
 	if s.checkedOut() {
@@ -1047,8 +1083,14 @@ func (s *Store) CommitProduction(ctx context.Context, changes []repo.Change, mes
 		}
 		var err error
 		if wt, err = s.lockWorktree(entries, current); err != nil {
-			return "", errs.New(errs.ContentConflict, "production (%s) is checked out and %v", s.Production(), err).
+			refusal := errs.New(errs.ContentConflict, "production (%s) is checked out and %v", s.Production(), err).
+				With("reason", ReasonCheckout).With("branch", s.Production()).
 				WithFix("commit or stash the local changes to those files, then merge again")
+			var local *localChanges
+			if errors.As(err, &local) {
+				refusal = refusal.With("paths", local.paths)
+			}
+			return "", refusal
 		}
 	}
 	cr, err := s.Publisher.Commit(ctx, repo.CommitRequest{Branch: s.Production(), Changes: changes, Message: Signed(message, author), Author: author})

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -26,6 +27,7 @@ type Store struct {
 	// them unjudged.
 	Admit Admitter
 
+	now   func() time.Time // the clock review branch names are stamped with (nil: time.Now)
 	mu    sync.Mutex
 	views map[string]string // draft head + " " + production tip → view commit
 	slugs map[string]string // blob + " " + path → slug

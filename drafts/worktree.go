@@ -14,6 +14,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
+
+	"github.com/graft-studio/graft/errs"
 )
 
 // A direct publish to the branch checked out in the repository's worktree
@@ -86,9 +88,29 @@ func (s *Store) lockWorktree(entries []Entry, current map[string]string) (*workt
 		}
 	}
 	if len(dirty) > 0 {
-		return fail(fmt.Errorf("has local changes to %v", dirty))
+		return fail(&localChanges{paths: dirty})
 	}
 	return w, nil
+}
+
+// localChanges is lockWorktree's refusal of paths that are not clean.
+type localChanges struct{ paths []string }
+
+func (e *localChanges) Error() string { return fmt.Sprintf("has local changes to %v", e.paths) }
+
+// ReasonCheckout is details.reason of CommitProduction's CONTENT_CONFLICT
+// when production is checked out and the checkout refused the commit:
+// local changes at its paths (details.paths), a held index.lock, an
+// unreadable index, a symlink on the way. Nothing was committed, and trying
+// again does not help until someone changes the checkout.
+const ReasonCheckout = "checkout"
+
+// IsCheckoutRefusal reports whether err is CommitProduction's refusal by a
+// checked-out production (ReasonCheckout), as against a conflict a new
+// attempt judges afresh (production moved under the commit).
+func IsCheckoutRefusal(err error) bool {
+	e, ok := errs.As(err)
+	return ok && e.Code == errs.ContentConflict && e.Details["reason"] == ReasonCheckout
 }
 
 // checkFolders checks, without following anything, that every folder on

@@ -47,7 +47,9 @@ type Options struct {
 	// LocalFiles lets put_asset read a file of the project by path: set it
 	// for stdio servers only (the person's own machine), never over HTTP.
 	LocalFiles bool
-	// Logger receives the server's logs (stderr for stdio); nil discards.
+	// Logger receives the server's logs (stderr for stdio), the project
+	// service's warnings included (service.Service.Logger); nil discards
+	// the server's own and leaves the service's to its default.
 	Logger *slog.Logger
 	// PollInterval is how often Run checks graft.yaml for changes
 	// (default 500ms). Every tool call checks it too.
@@ -193,6 +195,9 @@ func (s *Server) load() {
 		s.svc.Close() // release the index files before the project is opened again
 	}
 	svc, err := service.Open(s.opts.Dir)
+	if err == nil {
+		svc.Logger = s.opts.Logger // the project's warnings go where the server's logs go (nil: the service's default)
+	}
 	s.svc, s.loadErr = svc, err
 	if err != nil {
 		s.logger.Error("graft.yaml does not load; every project tool answers the error until it is fixed", "error", err)

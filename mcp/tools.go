@@ -27,6 +27,7 @@ func All() []Tool {
 		reviseReviewTool(),
 		updateReviewTool(),
 		commentReviewTool(),
+		decideReviewTool(),
 		closeReviewTool(),
 		mergeReviewTool(),
 		putAssetTool(),

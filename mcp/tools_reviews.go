@@ -72,6 +72,17 @@ func commentReviewTool() Tool {
 	}
 }
 
+func decideReviewTool() Tool {
+	return &tool[service.DecideReviewInput, drafts.Review]{
+		name: "decide_review", title: "Approve a review or request changes", class: Write,
+		description: "A person's decision on a review: approved, changes_requested or commented (with a body saying what to change). " +
+			"Only the operator (a person at the CLI: `graft review comment N --approve|--request-changes`); agents comment with comment_review.",
+		run: func(ctx context.Context, c *call, in service.DecideReviewInput) (drafts.Review, error) {
+			return c.svc.DecideReview(ctx, c.caller, in)
+		},
+	}
+}
+
 func closeReviewTool() Tool {
 	return &tool[service.CloseReviewInput, drafts.ReviewResult]{
 		name: "close_review", title: "Close a review", class: Write, idempotent: true,

@@ -46,7 +46,7 @@ func (r *Repo) CreateBranch(name, from string, author Signature) (string, error)
 	if _, exists, err := r.Head(name); err != nil {
 		return "", err
 	} else if exists {
-		return "", branchExists(name)
+		return "", BranchExistsError(name)
 	}
 	if err := r.commitCheckNewBranch(name); err != nil {
 		return "", err
@@ -69,7 +69,7 @@ func (r *Repo) CreateBranch(name, from string, author Signature) (string, error)
 	err = r.refUpdate(plumbing.NewBranchReferenceName(name).String(), "", sha)
 	var moved *errRefMoved
 	if errors.As(err, &moved) {
-		return "", branchExists(name)
+		return "", BranchExistsError(name)
 	}
 	if err != nil {
 		return "", err
@@ -77,9 +77,21 @@ func (r *Repo) CreateBranch(name, from string, author Signature) (string, error)
 	return sha, nil
 }
 
-func branchExists(name string) *errs.Error {
-	return errs.New(errs.BranchExists, "branch %q already exists", name).With("branch", name).
+// BranchExistsError is BRANCH_EXISTS for a branch that could not be created
+// because a branch of that name exists: details.branch names it and
+// details.reason is "exists" (see IsBranchExists).
+func BranchExistsError(name string) *errs.Error {
+	return errs.New(errs.BranchExists, "branch %q already exists", name).With("branch", name).With("reason", "exists").
 		WithFix("Pick another name or delete the existing branch first.")
+}
+
+// IsBranchExists reports whether err is a refusal to create a branch that
+// exists (BranchExistsError): the name was taken, by this caller earlier or
+// by another writer first. A name that clashes with another branch as file
+// and folder is not this error.
+func IsBranchExists(err error) bool {
+	e, ok := errs.As(err)
+	return ok && e.Code == errs.BranchExists && e.Details["reason"] == "exists"
 }
 
 // BranchParent returns the parent recorded for a branch: the Graft-Parent

@@ -88,6 +88,12 @@ type CommitRequest struct {
 	// attempt, the branch counts as moved: Rebuild is called before building.
 	// Drafts use it so a change planned from a stale draft head is re-planned.
 	Expect *string
+	// Create: the commit creates Branch, which must not exist yet. The
+	// branch is created with a "must not exist" check-and-set, and when it
+	// exists, or another writer creates it first, nothing is written and the
+	// error is BranchExistsError (IsBranchExists). A name claimed this way
+	// belongs to one writer alone (review branches, DESIGN §5).
+	Create bool
 }
 
 // Moved reports whether tip (the branch's current tip, "" when absent)
@@ -151,6 +157,9 @@ func (r *Repo) Commit(ctx context.Context, req CommitRequest) (CommitResult, err
 		tip, exists, err := r.refRead(ref)
 		if err != nil {
 			return CommitResult{}, err
+		}
+		if exists && req.Create {
+			return CommitResult{}, BranchExistsError(req.Branch)
 		}
 		start := tip
 		if !exists && req.From != "" {

@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -460,7 +462,7 @@ func TestLegacyImportFailureTriedOnce(t *testing.T) {
 	if first == 0 || counter.syncs.Load() != first {
 		t.Errorf("the import synced %d times at the first asset operation, %d in all: tried again by later ones", first, counter.syncs.Load())
 	}
-	if n := strings.Count(logged.String(), "legacy asset store"); n != 1 {
+	if n := strings.Count(logged.String(), "level=WARN"); n != 1 {
 		t.Errorf("the failure was logged %d times, want once:\n%s", n, logged.String())
 	}
 	if _, err := os.Stat(legacy); err != nil {
@@ -478,6 +480,86 @@ func TestLegacyImportFailureTriedOnce(t *testing.T) {
 	}
 	if _, err := os.Stat(legacy); !os.IsNotExist(err) {
 		t.Errorf("the legacy folder is still there: %v", err)
+	}
+}
+
+// movedFirst is a Publisher whose first commit to production lets another
+// writer commit there first.
+type movedFirst struct {
+	drafts.Publisher
+	once  sync.Once
+	first func()
+}
+
+func (m *movedFirst) Commit(ctx context.Context, req repo.CommitRequest) (repo.CommitResult, error) {
+	m.once.Do(m.first)
+	return m.Publisher.Commit(ctx, req)
+}
+
+// TestLegacyImportCheckoutRefusal: an import a checkout with local changes
+// refuses stops at its first try — the checkout does not change between
+// tries — with CONTENT_CONFLICT naming the files and a fix; an import whose
+// commit finds production moved (a key appeared there) is judged again on
+// the new tip and lands.
+func TestLegacyImportCheckoutRefusal(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name  string
+		dirty bool // the checkout has a local file where the import writes
+		moved bool // another writer commits the key to production first
+	}{
+		{name: "dirty checkout", dirty: true},
+		{name: "production moved", moved: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := stateSite(t)
+			legacy := filepath.Join(dir, ".graft", "assets")
+			must(t, os.MkdirAll(filepath.Join(legacy, "images"), 0o700))
+			must(t, os.WriteFile(filepath.Join(legacy, "images", "a.png"), []byte("aaa"), 0o600))
+			if tc.dirty {
+				local := filepath.Join(dir, "assets", "images", "a.png")
+				must(t, os.MkdirAll(filepath.Dir(local), 0o755))
+				must(t, os.WriteFile(local, []byte("local"), 0o644))
+			}
+			s, err := Open(dir)
+			must(t, err)
+			defer s.Close()
+			counter := &syncCounter{Publisher: s.Publisher}
+			var pub drafts.Publisher = counter
+			if tc.moved {
+				pub = &movedFirst{Publisher: counter, first: func() {
+					_, err := s.Project.Git.Commit(ctx, repo.CommitRequest{Branch: "main", Message: "Add images/a.png elsewhere",
+						Author:  repo.Signature{Name: "elsewhere"},
+						Changes: []repo.Change{{Path: "assets/images/a.png", Content: []byte("aaa")}}})
+					must(t, err)
+				}}
+			}
+			s.UsePublisher(pub)
+			res, err := s.ImportLegacyAssets(ctx)
+			if !tc.dirty {
+				must(t, err)
+				if counter.syncs.Load() != 2 || len(res.Present) != 1 || res.Commit != "" || res.MovedTo == "" {
+					t.Errorf("import %+v after %d tries, want images/a.png found present on the second", res, counter.syncs.Load())
+				}
+				return
+			}
+			e, ok := errs.As(err)
+			if !ok || e.Code != errs.ContentConflict || e.Details["reason"] != drafts.ReasonCheckout {
+				t.Fatalf("import behind a dirty checkout: %v, want CONTENT_CONFLICT (reason checkout)", err)
+			}
+			if n := counter.syncs.Load(); n != 1 {
+				t.Errorf("the import was tried %d times, want once", n)
+			}
+			if paths, _ := e.Details["paths"].([]string); !slices.Equal(paths, []string{"assets/images/a.png"}) ||
+				!strings.Contains(e.Message, "legacy asset store") ||
+				!strings.Contains(e.Fix, "assets/images/a.png") || !strings.Contains(e.Fix, "restart graft") {
+				t.Errorf("error %q, details %v, fix %q: want the legacy store, the file and what to do", e.Message, e.Details, e.Fix)
+			}
+			if _, err := os.Stat(legacy); err != nil {
+				t.Errorf("the legacy folder is gone after a refused import: %v", err)
+			}
+		})
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/graft-studio/graft/drafts"
 	"github.com/graft-studio/graft/errs"
 	"github.com/graft-studio/graft/repo"
 )
@@ -73,8 +74,17 @@ func (s *Service) importLegacyAssets(ctx context.Context) {
 	case ctx.Err() == nil:
 		s.legacy.failed, s.legacy.mark = true, mark
 		s.logger().Warn("the legacy asset store ("+filepath.Join(".graft", LegacyAssetsDirName)+") was not imported; production serves its files from there "+
-			"until it is, and the import is tried again once production or the folder changes", "error", err.Error(), "code", string(errs.CodeOf(err)))
+			"until it is, and the import is tried again once production or the folder changes", "error", err.Error(), "code", string(errs.CodeOf(err)),
+			"fix", legacyFix(err))
 	}
+}
+
+// legacyFix is the fix an import's error carries ("" when none).
+func legacyFix(err error) string {
+	if e, ok := errs.As(err); ok {
+		return e.Fix
+	}
+	return ""
 }
 
 // legacyMark describes what a failed import depends on and graft can read
@@ -171,9 +181,12 @@ func (s *Service) ImportLegacyAssets(ctx context.Context) (LegacyImport, error) 
 		if len(changes) > 0 {
 			msg := fmt.Sprintf("Import %d assets from the legacy store (.graft/assets)", len(changes))
 			out.Commit, err = s.Drafts.CommitProduction(context.WithoutCancel(ctx), changes, msg, repo.Signature{Name: "graft", Email: "graft@graft.invalid"})
+			if drafts.IsCheckoutRefusal(err) {
+				return out, legacyCheckoutRefusal(err)
+			}
 			if errs.Is(err, errs.ContentConflict) && out.Commit == "" {
 				last = err
-				continue // a key appeared meanwhile (or the checkout is dirty there): judge again
+				continue // a key appeared in production meanwhile: judge again
 			}
 			if err != nil && out.Commit == "" {
 				return out, err
@@ -193,6 +206,25 @@ func (s *Service) ImportLegacyAssets(ctx context.Context) (LegacyImport, error) 
 		return out, nil
 	}
 	return out, last
+}
+
+// legacyCheckoutRefusal is the import's error when a checked-out production
+// refuses its commit (drafts.IsCheckoutRefusal): the checkout stays as it
+// is until someone changes it, so the import stops at once rather than
+// trying again; the error says which files and what to do.
+func legacyCheckoutRefusal(err error) error {
+	e, _ := errs.As(err)
+	out := errs.New(errs.ContentConflict, "the legacy asset store (%s) was not imported: %s",
+		filepath.Join(".graft", LegacyAssetsDirName), e.Message).With("reason", drafts.ReasonCheckout)
+	for k, v := range e.Details {
+		out = out.With(k, v)
+	}
+	todo := "make the checkout of production clean (git status; no index.lock left by a git command, no symlinked folder on the way)"
+	if paths, ok := e.Details["paths"].([]string); ok {
+		todo = "commit, stash or remove the local changes to " + strings.Join(paths, ", ") + " in the checkout (git status shows them)"
+	}
+	return out.WithFix("%s, then restart graft; a running graft also tries the import again once production moves. "+
+		"Until then production serves the legacy files.", todo)
 }
 
 // legacyAsset reads a key from the legacy store while it is not imported.

@@ -40,12 +40,12 @@ type CloseReviewInput struct {
 // MergeReviewInput is merge_review.
 type MergeReviewInput = drafts.MergeRequest
 
-// DecideReviewInput is a person's review of a review (the operator's
-// `graft review comment --approve|--request-changes`).
+// DecideReviewInput is decide_review: a person's review of a review (the
+// operator's `graft review comment --approve|--request-changes`).
 type DecideReviewInput struct {
-	Number int    `json:"number"`
-	State  string `json:"state"`
-	Body   string `json:"body,omitempty"`
+	Number int    `json:"number" jsonschema:"the review to decide on"`
+	State  string `json:"state" jsonschema:"approved, changes_requested or commented"`
+	Body   string `json:"body,omitempty" jsonschema:"what to change (required unless approving)"`
 }
 
 // ListReviews lists graft's reviews (every author's; reviews are shared).

@@ -116,8 +116,7 @@ func (a *app) inMemory(ctx context.Context, f mcpFlags) (*sdk.ClientSession, err
 			}
 		}
 	}
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	s := mcp.New(a.mcpOptions(f, logger))
+	s := mcp.New(a.mcpOptions(f, nil)) // the server's logs are discarded; the project's warnings go to stderr
 	st, ct := sdk.NewInMemoryTransports()
 	if _, err := s.Connect(ctx, st); err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -37,20 +38,6 @@ func reviewNumber(arg string) (int, error) {
 	return n, nil
 }
 
-// onReview runs fn for the review numbered by arg on the opened service.
-func (a *app) onReview(arg string, fn func(n int, s *service.Service, caller service.Caller) error) error {
-	n, err := reviewNumber(arg)
-	if err != nil {
-		return err
-	}
-	s, caller, err := a.open()
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	return fn(n, s, caller)
-}
-
 func (a *app) reviewListCommand() *cobra.Command {
 	var in service.ListReviewsInput
 	cmd := &cobra.Command{
@@ -58,12 +45,12 @@ func (a *app) reviewListCommand() *cobra.Command {
 		Short: "List reviews (the active ones unless --state says otherwise)",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, caller, err := a.open()
-			if err != nil {
+			var out drafts.ReviewList
+			err := a.viaOwner(cmd.Context(), "list_reviews", in, &out, func(s *service.Service, c service.Caller) error {
+				var err error
+				out, err = s.ListReviews(cmd.Context(), c, in)
 				return err
-			}
-			defer s.Close()
-			out, err := s.ListReviews(cmd.Context(), caller, in)
+			})
 			if err != nil {
 				return err
 			}
@@ -101,56 +88,71 @@ func (a *app) reviewShowCommand() *cobra.Command {
 		Short: "Show a review: state, documents, reviews and comments",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			return a.onReview(argv[0], func(n int, s *service.Service, caller service.Caller) error {
-				d, err := s.GetReview(cmd.Context(), caller, service.GetReviewInput{Number: n})
-				if err != nil {
-					return err
+			n, err := reviewNumber(argv[0])
+			if err != nil {
+				return err
+			}
+			d, err := a.getReview(cmd.Context(), n)
+			if err != nil {
+				return err
+			}
+			if a.jsonOut {
+				return a.printJSON(d)
+			}
+			fmt.Fprintf(a.stdout, "#%d %s\n", d.Number, d.Title)
+			fmt.Fprintf(a.stdout, "state: %s   checks: %s   author: %s\n", d.State, d.Checks, orDash(d.Author))
+			fmt.Fprintf(a.stdout, "branch: %s -> %s\n", d.Head, d.Base)
+			if d.URL != "" {
+				fmt.Fprintf(a.stdout, "url: %s\n", d.URL)
+			}
+			w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "\nDOCUMENT\tCHANGE\tDRAFT")
+			for _, p := range d.Paths {
+				doc := p.Path
+				if p.Collection != "" {
+					doc = p.Collection + "/" + p.Slug
 				}
-				if a.jsonOut {
-					return a.printJSON(d)
+				draft := "-"
+				switch {
+				case p.Draft != nil && p.Pending:
+					draft = "newer in the draft (revise_review)"
+				case p.Draft != nil:
+					draft = "same"
 				}
-				fmt.Fprintf(a.stdout, "#%d %s\n", d.Number, d.Title)
-				fmt.Fprintf(a.stdout, "state: %s   checks: %s   author: %s\n", d.State, d.Checks, orDash(d.Author))
-				fmt.Fprintf(a.stdout, "branch: %s -> %s\n", d.Head, d.Base)
-				if d.URL != "" {
-					fmt.Fprintf(a.stdout, "url: %s\n", d.URL)
-				}
-				w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(w, "\nDOCUMENT\tCHANGE\tDRAFT")
-				for _, p := range d.Paths {
-					doc := p.Path
-					if p.Collection != "" {
-						doc = p.Collection + "/" + p.Slug
+				fmt.Fprintf(w, "%s\t%s\t%s\n", doc, p.Kind, draft)
+			}
+			w.Flush()
+			for _, r := range d.Reviews {
+				fmt.Fprintf(a.stdout, "\n%s %s: %s\n", r.Author, r.State, r.Body)
+			}
+			for _, c := range d.Comments {
+				where := ""
+				if c.Path != "" {
+					where = " on " + c.Path
+					if c.Line != nil {
+						where += ":" + strconv.Itoa(*c.Line)
 					}
-					draft := "-"
-					switch {
-					case p.Draft != nil && p.Pending:
-						draft = "newer in the draft (revise_review)"
-					case p.Draft != nil:
-						draft = "same"
-					}
-					fmt.Fprintf(w, "%s\t%s\t%s\n", doc, p.Kind, draft)
 				}
-				w.Flush()
-				for _, r := range d.Reviews {
-					fmt.Fprintf(a.stdout, "\n%s %s: %s\n", r.Author, r.State, r.Body)
-				}
-				for _, c := range d.Comments {
-					where := ""
-					if c.Path != "" {
-						where = " on " + c.Path
-						if c.Line != nil {
-							where += ":" + strconv.Itoa(*c.Line)
-						}
-					}
-					fmt.Fprintf(a.stdout, "\n[%d] %s%s: %s\n", c.ID, c.Author, where, c.Body)
-				}
-				return nil
-			})
+				fmt.Fprintf(a.stdout, "\n[%d] %s%s: %s\n", c.ID, c.Author, where, c.Body)
+			}
+			return nil
 		},
 	}
 	a.jsonFlag(cmd)
 	return cmd
+}
+
+// getReview reads review n (get_review), through the project's owner when
+// one runs.
+func (a *app) getReview(ctx context.Context, n int) (drafts.ReviewDetail, error) {
+	in := service.GetReviewInput{Number: n}
+	var out drafts.ReviewDetail
+	err := a.viaOwner(ctx, "get_review", in, &out, func(s *service.Service, c service.Caller) error {
+		var err error
+		out, err = s.GetReview(ctx, c, in)
+		return err
+	})
+	return out, err
 }
 
 func (a *app) reviewCommentCommand() *cobra.Command {
@@ -167,32 +169,45 @@ func (a *app) reviewCommentCommand() *cobra.Command {
 			if approve && asks {
 				return usageError{fmt.Errorf("--approve and --request-changes exclude each other")}
 			}
-			return a.onReview(argv[0], func(n int, s *service.Service, caller service.Caller) error {
-				if approve || asks {
-					state := drafts.DecisionApproved
-					if asks {
-						state = drafts.DecisionChangesRequested
-					}
-					r, err := s.DecideReview(cmd.Context(), caller, service.DecideReviewInput{Number: n, State: state, Body: body})
-					if err != nil {
-						return err
-					}
-					if a.jsonOut {
-						return a.printJSON(r)
-					}
-					fmt.Fprintf(a.stdout, "review #%d is %s\n", r.Number, r.State)
-					return nil
+			n, err := reviewNumber(argv[0])
+			if err != nil {
+				return err
+			}
+			if approve || asks {
+				in := service.DecideReviewInput{Number: n, State: drafts.DecisionApproved, Body: body}
+				if asks {
+					in.State = drafts.DecisionChangesRequested
 				}
-				c, err := s.CommentReview(cmd.Context(), caller, service.CommentReviewInput{Number: n, Body: body, InReplyTo: replyTo})
+				var r drafts.Review
+				err := a.viaOwner(cmd.Context(), "decide_review", in, &r, func(s *service.Service, c service.Caller) error {
+					var err error
+					r, err = s.DecideReview(cmd.Context(), c, in)
+					return err
+				})
 				if err != nil {
 					return err
 				}
 				if a.jsonOut {
-					return a.printJSON(c)
+					return a.printJSON(r)
 				}
-				fmt.Fprintf(a.stdout, "commented on review #%d (comment %d)\n", n, c.ID)
+				fmt.Fprintf(a.stdout, "review #%d is %s\n", r.Number, r.State)
 				return nil
+			}
+			in := service.CommentReviewInput{Number: n, Body: body, InReplyTo: replyTo}
+			var c drafts.ReviewComment
+			err = a.viaOwner(cmd.Context(), "comment_review", in, &c, func(s *service.Service, caller service.Caller) error {
+				var err error
+				c, err = s.CommentReview(cmd.Context(), caller, in)
+				return err
 			})
+			if err != nil {
+				return err
+			}
+			if a.jsonOut {
+				return a.printJSON(c)
+			}
+			fmt.Fprintf(a.stdout, "commented on review #%d (comment %d)\n", n, c.ID)
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&body, "body", "", "the comment (Markdown)")
@@ -210,19 +225,26 @@ func (a *app) reviewMergeCommand() *cobra.Command {
 		Short: "Merge a review into production (and run the publish hooks)",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			return a.onReview(argv[0], func(n int, s *service.Service, caller service.Caller) error {
-				in.Number = n
-				out, err := s.MergeReview(cmd.Context(), caller, in)
-				if err != nil {
-					return err
-				}
-				if a.jsonOut {
-					return a.printJSON(out)
-				}
-				fmt.Fprintf(a.stdout, "merged review #%d into %s in commit %s\n", n, s.Project.Production(), short(out.Commit.SHA))
-				printHooks(a.stdout, out.Hooks)
-				return nil
+			n, err := reviewNumber(argv[0])
+			if err != nil {
+				return err
+			}
+			in.Number = n
+			var out drafts.MergeResult
+			err = a.viaOwner(cmd.Context(), "merge_review", in, &out, func(s *service.Service, c service.Caller) error {
+				var err error
+				out, err = s.MergeReview(cmd.Context(), c, in)
+				return err
 			})
+			if err != nil {
+				return err
+			}
+			if a.jsonOut {
+				return a.printJSON(out)
+			}
+			fmt.Fprintf(a.stdout, "merged review #%d into %s in commit %s\n", n, out.Review.Base, short(out.Commit.SHA))
+			printHooks(a.stdout, out.Hooks)
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&in.Method, "method", "", "squash (default), merge or rebase (GitHub only)")
@@ -237,32 +259,39 @@ func (a *app) reviewCloseCommand() *cobra.Command {
 		Short: "Close a review without merging it; its documents return to the author's draft",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			return a.onReview(argv[0], func(n int, s *service.Service, caller service.Caller) error {
-				in.Number = n
-				if in.As == "" {
-					// The operator closes on behalf of the review's author.
-					d, err := s.GetReview(cmd.Context(), caller, service.GetReviewInput{Number: n})
-					if err != nil {
-						return err
-					}
-					in.As = d.Author
-				}
-				out, err := s.CloseReview(cmd.Context(), caller, in)
+			n, err := reviewNumber(argv[0])
+			if err != nil {
+				return err
+			}
+			in.Number = n
+			if in.As == "" {
+				// The operator closes on behalf of the review's author.
+				d, err := a.getReview(cmd.Context(), n)
 				if err != nil {
 					return err
 				}
-				if a.jsonOut {
-					return a.printJSON(out)
-				}
-				fmt.Fprintf(a.stdout, "closed review #%d\n", n)
-				for _, p := range out.Restored {
-					fmt.Fprintf(a.stdout, "  %s is back in %s's draft\n", p, in.As)
-				}
-				for _, w := range out.Warnings {
-					fmt.Fprintf(a.stdout, "warning: %s\n", w.Message)
-				}
-				return nil
+				in.As = d.Author
+			}
+			var out drafts.ReviewResult
+			err = a.viaOwner(cmd.Context(), "close_review", in, &out, func(s *service.Service, c service.Caller) error {
+				var err error
+				out, err = s.CloseReview(cmd.Context(), c, in)
+				return err
 			})
+			if err != nil {
+				return err
+			}
+			if a.jsonOut {
+				return a.printJSON(out)
+			}
+			fmt.Fprintf(a.stdout, "closed review #%d\n", n)
+			for _, p := range out.Restored {
+				fmt.Fprintf(a.stdout, "  %s is back in %s's draft\n", p, in.As)
+			}
+			for _, w := range out.Warnings {
+				fmt.Fprintf(a.stdout, "warning: %s\n", w.Message)
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&in.As, "as", "", "the review's author (default: read from the review)")

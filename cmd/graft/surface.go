@@ -38,6 +38,7 @@ var cliWords = map[string]string{
 	"revise_review":     "`graft mcp call revise_review`",
 	"update_review":     "`graft mcp call update_review`",
 	"comment_review":    "`graft review comment N`",
+	"decide_review":     "`graft review comment N --approve|--request-changes`",
 	"close_review":      "`graft review close N`",
 	"merge_review":      "`graft review merge N`",
 	"put_asset":         "`graft asset put`",

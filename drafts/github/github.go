@@ -243,6 +243,9 @@ func (g *GitHub) commitInfo(ctx context.Context, sha string) (tree, parent strin
 //     cache. An error from Rebuild is returned as it is, nothing moved.
 //   - A ref write that failed without an answer is settled by reading the ref
 //     again.
+//   - With Create the branch must not exist: GitHub's "Reference already
+//     exists" (or a branch found there) is repo.BranchExistsError, nothing
+//     moved.
 //
 // The write is acknowledged (nil error) only once GitHub's ref points at the
 // new commit; then the commit is fetched into the local repository (a failed
@@ -274,9 +277,10 @@ func (g *GitHub) Commit(ctx context.Context, req repo.CommitRequest) (repo.Commi
 		}
 		var tip string
 		var err error
-		if attempt > 0 || req.Expect == nil || *req.Expect != "" {
+		fresh := req.Create || (req.Expect != nil && *req.Expect == "")
+		if attempt > 0 || !fresh {
 			tip, err = g.getRef(ctx, req.Branch)
-		} // else the caller created the name just now: a clash shows as "Reference already exists"
+		} // else the caller chose a new name just now: a clash shows as "Reference already exists"
 		if errors.Is(err, errEmptyRepository) {
 			if err = g.seed(ctx, firstOf(req.From, req.TreeFrom, req.Branch)); err == nil {
 				tip, err = g.getRef(ctx, req.Branch)
@@ -300,6 +304,11 @@ func (g *GitHub) Commit(ctx context.Context, req repo.CommitRequest) (repo.Commi
 			// branch has moved on from it since.
 			g.refresh(ctx, req.Branch, tip)
 			return pending.result, nil
+		}
+		if req.Create && tip != "" {
+			// Another writer created the branch first ("Reference already
+			// exists"): the name is theirs, nothing of ours lands on it.
+			return repo.CommitResult{}, repo.BranchExistsError(req.Branch)
 		}
 		start := tip
 		if tip == "" && req.From != "" {

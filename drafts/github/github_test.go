@@ -558,6 +558,77 @@ func TestGitHubReviews(t *testing.T) {
 	}
 }
 
+// takenFirst is a Publisher whose first OpenReview lets another replica
+// open a review on the same head first.
+type takenFirst struct {
+	drafts.Publisher
+	once  sync.Once
+	first func(head string)
+}
+
+func (p *takenFirst) OpenReview(ctx context.Context, req drafts.ReviewRequest) (drafts.Review, []drafts.Warning, error) {
+	p.once.Do(func() { p.first(req.Head) })
+	return p.Publisher.OpenReview(ctx, req)
+}
+
+// TestGitHubReviewBranchClaimed: two replicas (two local clones of one
+// GitHub repository) publish one identity's draft in review mode, and the
+// other replica creates the review branch this one chose before it does.
+// GitHub answers "Reference already exists"; the publish takes the next name
+// (-2) and opens its own pull request, and the other's branch and pull
+// request stay as they were.
+func TestGitHubReviewBranchClaimed(t *testing.T) {
+	ctx := context.Background()
+	e := newGHEnv(t, nil)
+	cfg, err := repo.ParseConfig("graft.yaml", []byte("version: 1\ncontent: content\nproduction: main\ncollections:\n  posts: {format: md}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	secondCache, err := repo.InitRepo(filepath.Join(t.TempDir(), "second.git"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := *e
+	second.local = secondCache
+	other := second.publisher(t, nil)
+	var rival drafts.Review
+	pub := &takenFirst{Publisher: e.pub, first: func(head string) {
+		rv, _, err := other.OpenReview(ctx, drafts.ReviewRequest{Head: head, Base: "main", Title: "The other's",
+			Message: "The other's\n\nGraft-Parent: main\n", Identity: "agent:ada", Author: repo.Signature{Name: "agent:ada"},
+			Changes: []repo.Change{{Path: "content/posts/other.md", Content: []byte("other\n")}}})
+		if err != nil {
+			t.Errorf("the other replica's review: %v", err)
+		}
+		rival = rv
+	}}
+	s := drafts.NewStore(repo.NewProject(cfg, e.local, t.TempDir()), pub)
+	ada := drafts.PublishAs{Identity: "agent:ada", Author: repo.Signature{Name: "agent:ada"}}
+	if _, err := s.Write(ctx, drafts.Branch(ada.Identity), []repo.Change{{Path: "content/posts/mine.md", Content: []byte("mine\n")}},
+		"Add posts/mine", ada.Author); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Publish(ctx, ada, drafts.PublishRequest{Paths: []string{"content/posts/mine.md"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Review == nil || res.Review.Number == rival.Number || res.Review.Branch != rival.Head+"-2" {
+		t.Fatalf("publish opened %+v, want a pull request of its own from %s-2 (the other's is #%d)", res.Review, rival.Head, rival.Number)
+	}
+	if got := publishertest.Head(t, e.fake.Repo, rival.Head); got != rival.HeadSHA {
+		t.Errorf("the other's branch moved from %s to %s", rival.HeadSHA, got)
+	}
+	heads := map[string]bool{}
+	for _, pr := range e.fake.Pulls() {
+		heads[pr.Head] = true
+	}
+	if len(heads) != 2 || !heads[rival.Head] || !heads[res.Review.Branch] {
+		t.Errorf("pull requests from %v, want %s and %s", heads, rival.Head, res.Review.Branch)
+	}
+	if got, _ := publishertest.ReadAt(t, e.fake.Repo, res.Review.Branch, "content/posts/other.md"); got != "" {
+		t.Errorf("the other's proposal is on %s too", res.Review.Branch)
+	}
+}
+
 // TestGitHubReviewThreadsPaged: a pull request with more review threads
 // than GraphQL answers in one page (100) reads every thread's state: the
 // threads are read page by page (pageInfo.endCursor).

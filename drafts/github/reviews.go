@@ -493,7 +493,8 @@ func warn(what string, err error) drafts.Warning {
 	return drafts.Warning{Code: string(code), Message: what + ": " + msg}
 }
 
-// OpenReview creates the review branch on GitHub (unless it exists), opens
+// OpenReview creates the review branch on GitHub (unless req.Existing: a
+// branch that exists otherwise is BRANCH_EXISTS, repo.IsBranchExists), opens
 // its pull request (a draft when asked and the plan has them), then adds
 // labels and requests reviewers. Once the pull request exists nothing fails
 // the call: a label or reviewer GitHub refuses, a draft it cannot make, a
@@ -502,9 +503,8 @@ func warn(what string, err error) drafts.Warning {
 // reused.
 func (g *GitHub) OpenReview(ctx context.Context, req drafts.ReviewRequest) (drafts.Review, []drafts.Warning, error) {
 	if !req.Existing {
-		none := ""
 		if _, err := g.Commit(ctx, repo.CommitRequest{Branch: req.Head, From: req.Base, Changes: req.Changes,
-			Message: req.Message, Author: req.Author, Expect: &none}); err != nil {
+			Message: req.Message, Author: req.Author, Create: true}); err != nil {
 			return drafts.Review{}, nil, err
 		}
 	}

@@ -568,6 +568,70 @@ func Run(t *testing.T, newPub func(t *testing.T) (drafts.Publisher, *repo.Repo))
 		}
 	})
 
+	t.Run("a review branch is claimed by creating it", func(t *testing.T) {
+		pub, truth := newPub(t)
+		main := Head(t, truth, "main")
+		open := func(head, file string) (drafts.Review, error) {
+			rv, _, err := pub.OpenReview(ctx, drafts.ReviewRequest{Head: head, Base: "main", Title: "Publish " + file,
+				Identity: "agent:ada", Author: ada, Message: "Publish " + file + "\n\n" + drafts.ParentTrailer + ": main\n",
+				Changes: []repo.Change{{Path: file, Content: []byte(file + "\n"), Base: repo.MustNotExist}}})
+			return rv, err
+		}
+		// One head after another: the second open finds the name taken.
+		taken := drafts.ReviewPrefix + "ada-20260101-000001"
+		if _, err := open(taken, "content/posts/first.md"); err != nil {
+			t.Fatal(err)
+		}
+		first := Head(t, truth, taken)
+		_, err := open(taken, "content/posts/second.md")
+		if !repo.IsBranchExists(err) {
+			t.Fatalf("opening a review on an existing branch: %v, want BRANCH_EXISTS (exists)", err)
+		}
+		if Head(t, truth, taken) != first {
+			t.Errorf("the refused open moved %s", taken)
+		}
+		if got, _ := ReadAt(t, truth, taken, "content/posts/second.md"); got != "" {
+			t.Errorf("the refused proposal landed on %s", taken)
+		}
+		// Many at once on one head: exactly one proposal lands, on production's tip.
+		contested := drafts.ReviewPrefix + "ada-20260101-000002"
+		const opens = 6
+		failures := make([]error, opens)
+		var wg sync.WaitGroup
+		for i := range opens {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, failures[i] = open(contested, fmt.Sprintf("content/posts/rival%d.md", i))
+			}()
+		}
+		wg.Wait()
+		won := -1
+		for i, err := range failures {
+			switch {
+			case err == nil && won < 0:
+				won = i
+			case err == nil:
+				t.Errorf("opens %d and %d both proposed on %s", won, i, contested)
+			case !repo.IsBranchExists(err):
+				t.Errorf("open %d: %v, want BRANCH_EXISTS", i, err)
+			}
+		}
+		if won < 0 {
+			t.Fatalf("no open won %s", contested)
+		}
+		if chain := FirstParents(t, truth, Head(t, truth, contested)); len(chain) < 2 || chain[1] != main {
+			t.Errorf("%s holds %d commits on top of main, want the winner's proposal alone", contested, len(chain))
+		}
+		list, err := pub.Reviews(ctx, drafts.ReviewPrefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list) != 2 {
+			t.Errorf("%d reviews listed, want 2 (one per branch): %+v", len(list), list)
+		}
+	})
+
 	t.Run("reviews", func(t *testing.T) {
 		pub, truth := newPub(t)
 		heads := []string{drafts.ReviewPrefix + "ada-20260101-000001", drafts.ReviewPrefix + "ada-20260101-000002", drafts.ReviewPrefix + "bob-20260101-000001"}

@@ -11,6 +11,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/graft-studio/graft/repo"
 )
 
 // The Git Data API over the bare repository. Handlers run with s.mu held.
@@ -472,7 +474,11 @@ func (s *Server) createRef(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if err := s.Repo.UpdateRef(in.Ref, "", in.SHA); err != nil {
+	if err := s.Repo.UpdateRef(in.Ref, "", in.SHA); repo.IsRefMoved(err) {
+		// Written past the fake (a test's own commit) since the check above.
+		writeError(w, http.StatusUnprocessableEntity, "Reference already exists")
+		return
+	} else if err != nil {
 		writeError(w, http.StatusUnprocessableEntity, "Reference cannot be created: "+err.Error())
 		return
 	}
