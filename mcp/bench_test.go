@@ -14,6 +14,8 @@ import (
 // without any process boundary. `go test ./mcp -run '^$' -bench
 // GetContent -cpuprofile cpu.out` shows where it goes.
 func BenchmarkGetContent(b *testing.B) {
+	defer func(v bool) { checkOutputs = v }(checkOutputs)
+	checkOutputs = false // as a running server
 	s := connectB(b, Options{Dir: fixtures.SampleRepo(b), Identity: FixedIdentity(agent)})
 	params := &sdk.CallToolParams{Name: "get_content", Arguments: map[string]any{"collection": "posts", "slug": "hello-world"}}
 	ctx := context.Background()
