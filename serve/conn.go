@@ -185,7 +185,7 @@ func (s *sessionConn) take(line []byte) *errs.Error {
 	if b.left = len(b.answers); b.left > 0 {
 		s.mu.Lock()
 		for id := range b.index {
-			if _, taken := s.batches[id]; taken {
+			if _, taken := s.batches[id]; taken || s.open[id] {
 				s.mu.Unlock()
 				return errs.New(errs.InputValidationFailed, "a JSON-RPC batch names the id %v of a call not answered yet", id.Raw())
 			}
