@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/graft-studio/graft/errs"
@@ -64,19 +65,55 @@ func messageBody(message string) string {
 	return strings.TrimSpace(body)
 }
 
+// parseCache keeps the parses of local review branches by head commit (a
+// head's history never changes), for the branches' current heads only: a
+// listing drops the parses of the heads its branches moved away from (an
+// event, a revision) or that no branch has any more, so the cache holds at
+// most one parse per review branch.
+type parseCache struct {
+	mu     sync.Mutex
+	byHead map[string]*localReview
+}
+
+func (c *parseCache) get(head string) (*localReview, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.byHead[head]
+	return r, ok
+}
+
+func (c *parseCache) put(head string, r *localReview) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byHead == nil {
+		c.byHead = map[string]*localReview{}
+	}
+	c.byHead[head] = r
+}
+
+// keep drops the parses of branches under prefix whose head is not among
+// heads (the heads a listing of those branches found).
+func (c *parseCache) keep(prefix string, heads map[string]bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for head, r := range c.byHead {
+		if strings.HasPrefix(r.detail.Head, prefix) && !heads[head] {
+			delete(c.byHead, head)
+		}
+	}
+}
+
 // read parses a review branch whose tip is head (the parse of a head is
 // kept: its history never changes; whether the base merged it is checked
 // each time).
 func (l *Local) read(branch, head string) (*localReview, error) {
-	var r *localReview
-	if v, ok := l.parsed.Load(head); ok {
-		r = v.(*localReview)
-	} else {
+	r, ok := l.parsed.get(head)
+	if !ok {
 		var err error
 		if r, err = l.parse(branch, head); err != nil {
 			return nil, err
 		}
-		l.parsed.Store(head, r)
+		l.parsed.put(head, r)
 	}
 	out := *r
 	out.detail.Head = branch
@@ -94,25 +131,9 @@ func (l *Local) read(branch, head string) (*localReview, error) {
 
 // parse reads a review branch's history back to its proposal commit.
 func (l *Local) parse(branch, head string) (*localReview, error) {
-	var chain []repo.CommitInfo
-	found := false
-	for sha, steps := head, 0; sha != "" && steps < 10000; steps++ {
-		c, err := l.Repo.CommitInfo(sha)
-		if err != nil {
-			return nil, err
-		}
-		chain = append(chain, c)
-		if _, parent := ParseTrailers(c.Message); parent != "" {
-			found = true
-			break
-		}
-		if len(c.Parents) == 0 {
-			break
-		}
-		sha = c.Parents[0]
-	}
-	if !found {
-		return nil, errs.New(errs.BranchInvalid, "%s has no proposal commit (Graft-Parent)", branch)
+	chain, err := proposalChain(l.Repo, head)
+	if err != nil {
+		return nil, err
 	}
 	first := chain[len(chain)-1]
 	t := trailerValues(first.Message)
@@ -180,10 +201,13 @@ func (l *Local) all(prefix string) ([]*localReview, error) {
 		return nil, err
 	}
 	var out []*localReview
+	heads := map[string]bool{}
+	defer l.parsed.keep(prefix, heads)
 	for _, b := range branches {
 		if !strings.HasPrefix(b.Name, prefix) || !IsReview(b.Name) {
 			continue
 		}
+		heads[b.Head] = true
 		r, err := l.read(b.Name, b.Head)
 		if err != nil || r.detail.Number == 0 {
 			continue // not a review graft numbered (a branch made by hand)
@@ -230,17 +254,70 @@ func (l *Local) Review(_ context.Context, number int, _ bool) (ReviewDetail, err
 	return r.detail, nil
 }
 
+// ReviewNumberRefs is the folder of refs that hands out local review
+// numbers: refs/graft/reviews/<n> exists once review #n was numbered, and
+// points at its proposal.
+const ReviewNumberRefs = "refs/graft/reviews/"
+
+// claimNumber takes the next free local review number: one above the
+// highest a review branch carries or a number ref holds, taken by creating
+// its ref with "must not exist". That check-and-set is the rule for every
+// process on the repository: when another one took the number first, the
+// next is tried. The ref points at at until the proposal exists.
+func (l *Local) claimNumber(all []*localReview, at string) (int, error) {
+	l.numbers.Lock()
+	defer l.numbers.Unlock()
+	claimed, err := l.Repo.Refs(ReviewNumberRefs)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for name := range claimed {
+		if v, err := strconv.Atoi(strings.TrimPrefix(name, ReviewNumberRefs)); err == nil {
+			n = max(n, v)
+		}
+	}
+	for _, r := range all {
+		n = max(n, r.detail.Number)
+	}
+	for range maxNumberClaims {
+		n++
+		err := l.Repo.UpdateRef(ReviewNumberRefs+strconv.Itoa(n), "", at)
+		if !repo.IsRefMoved(err) {
+			return n, err
+		}
+	}
+	return 0, errs.New(errs.CommitFailed, "no free review number after %d tries: other processes kept taking them", maxNumberClaims).
+		WithFix("retry the publish")
+}
+
+// maxNumberClaims bounds how many numbers one review tries to claim.
+const maxNumberClaims = 1000
+
 // OpenReview makes the review branch's proposal commit, numbered after the
-// highest local review.
+// highest local review (claimNumber).
 func (l *Local) OpenReview(ctx context.Context, req ReviewRequest) (Review, []Warning, error) {
 	all, err := l.all(ReviewPrefix)
 	if err != nil {
 		return Review{}, nil, err
 	}
-	n := 1
-	if len(all) > 0 {
-		n = all[len(all)-1].detail.Number + 1
+	from := req.Base
+	if req.Existing {
+		from = req.Head
 	}
+	at, ok, err := l.Repo.Head(from)
+	if err != nil {
+		return Review{}, nil, err
+	}
+	if !ok {
+		return Review{}, nil, errs.New(errs.BranchNotFound, "branch %q does not exist", from).With("branch", from).
+			WithFix("list_branches lists the branches; use one of them.")
+	}
+	n, err := l.claimNumber(all, at)
+	if err != nil {
+		return Review{}, nil, err
+	}
+	numberRef := ReviewNumberRefs + strconv.Itoa(n)
 	var warnings []Warning
 	if len(req.Labels)+len(req.Reviewers) > 0 {
 		warnings = append(warnings, Warning{Code: string(errs.InputValidationFailed),
@@ -250,18 +327,22 @@ func (l *Local) OpenReview(ctx context.Context, req ReviewRequest) (Review, []Wa
 	if req.Draft {
 		trailers += DraftTrailer + ": true\n"
 	}
+	var proposal string
 	if req.Existing {
-		_, err := l.event(ctx, req.Head, n, "reopened", "", req.Author, req.Identity, nil)
-		if err != nil {
-			return Review{}, nil, err
-		}
+		proposal, err = l.event(ctx, req.Head, n, "reopened", "", req.Author, req.Identity, nil)
 	} else {
 		msg := req.Title + "\n\n" + strings.TrimSpace(req.Body) + "\n\n" + trailers
-		if _, err := l.Commit(ctx, repo.CommitRequest{Branch: req.Head, From: req.Base, Changes: req.Changes,
-			Message: msg, Author: req.Author, AllowEmpty: true}); err != nil {
-			return Review{}, nil, err
-		}
+		var res repo.CommitResult
+		res, err = l.Commit(ctx, repo.CommitRequest{Branch: req.Head, From: req.Base, Changes: req.Changes,
+			Message: msg, Author: req.Author, AllowEmpty: true})
+		proposal = res.Commit
 	}
+	if err != nil {
+		_ = l.Repo.UpdateRef(numberRef, at, "") // the number goes back: nothing was opened
+		return Review{}, nil, err
+	}
+	// The claim now names the proposal; had it moved, the number stays taken all the same.
+	_ = l.Repo.UpdateRef(numberRef, at, proposal)
 	r, err := l.find(n)
 	if err != nil {
 		return Review{}, nil, err
@@ -415,19 +496,9 @@ func (l *Local) MergeReview(ctx context.Context, number int, m Merge) (string, e
 		return "", errs.New(errs.ContentConflict, "review #%d moved since it was read", number).
 			WithFix("read the review again (get_review) and merge it then")
 	}
-	first, _, err := l.fork(d.HeadSHA)
+	diff, err := proposalChanges(l.Repo, d.HeadSHA)
 	if err != nil {
 		return "", err
-	}
-	fork := ""
-	if info, err := l.Repo.CommitInfo(first); err == nil && len(info.Parents) > 0 {
-		fork = info.Parents[0]
-	}
-	var diff []repo.FileChange
-	if fork != "" {
-		if diff, err = l.Repo.Diff(fork, d.HeadSHA, ""); err != nil {
-			return "", err
-		}
 	}
 	tip, _, err := l.Repo.Head(d.Base)
 	if err != nil {
@@ -488,22 +559,4 @@ func (l *Local) MergeReview(ctx context.Context, number int, m Merge) (string, e
 		return "", err
 	}
 	return sha, nil
-}
-
-// fork returns a review branch's proposal commit.
-func (l *Local) fork(head string) (string, string, error) {
-	for sha, steps := head, 0; sha != "" && steps < 10000; steps++ {
-		c, err := l.Repo.CommitInfo(sha)
-		if err != nil {
-			return "", "", err
-		}
-		if _, parent := ParseTrailers(c.Message); parent != "" {
-			return sha, parent, nil
-		}
-		if len(c.Parents) == 0 {
-			break
-		}
-		sha = c.Parents[0]
-	}
-	return "", "", errs.New(errs.BranchInvalid, "the review branch has no proposal commit")
 }

@@ -158,44 +158,12 @@ func (s *Store) PublishPreview(ctx context.Context, as PublishAs, branch string,
 	if err := s.checkPublishable(paths); err != nil {
 		return PublishResult{}, err
 	}
-	paths, carried := s.withNamedAssets(d, paths)
-	if err := checkResolve(req.Resolve, paths, "the preview"); err != nil {
+	sel, err := s.selectPublish(publishSource{draft: d, preview: branch}, prodTip, paths, req.Resolve)
+	if err != nil {
 		return PublishResult{}, err
 	}
-	current := map[string]string{}
-	if prodTip != "" {
-		if current, err = g.Versions(prodTip, paths); err != nil {
-			return PublishResult{}, err
-		}
-	}
-	res := PublishResult{Mode: ModeReview, Published: []string{}, TookTheirs: []string{}, Hooks: []HookResult{}, Warnings: []Warning{}}
-	var publish []Entry
-	var nothing, conflicts []string
-	var conflictInfo []map[string]any
-	for _, p := range paths {
-		e, ok := d.Lookup(p)
-		switch {
-		case !ok:
-			nothing = append(nothing, p)
-		case req.Resolve[p] == "theirs":
-			res.TookTheirs = append(res.TookTheirs, p)
-		case current[p] != e.Base && req.Resolve[p] != "mine":
-			conflicts = append(conflicts, p)
-			conflictInfo = append(conflictInfo, map[string]any{"path": p, "base": optional(e.Base), "current": optional(current[p]), "version": optional(e.Version)})
-		default:
-			publish = append(publish, e)
-			res.Published = append(res.Published, p)
-		}
-	}
-	if len(nothing) > 0 {
-		return PublishResult{}, errs.New(errs.InputValidationFailed, "preview %s changes nothing at %s", branch, strings.Join(nothing, ", ")).
-			With("paths", nothing).WithFix("publish paths the preview changes against production (omit paths for all of them)")
-	}
-	if len(conflicts) > 0 {
-		return PublishResult{}, errs.New(errs.ContentConflict, "production changed %s since preview %s left it", strings.Join(conflicts, ", "), branch).
-			With("conflicts", conflictInfo).
-			WithFix("resolve each with resolve: {\"%s\": \"mine\"} (publish the preview's bytes) or \"theirs\" (keep production's)", conflicts[0])
-	}
+	current, publish, carried := sel.current, sel.publish, sel.carried
+	res := PublishResult{Mode: ModeReview, Published: sel.published, TookTheirs: sel.tookTheirs, Hooks: []HookResult{}, Warnings: []Warning{}}
 	if len(publish) == 0 {
 		return res, nil // everything resolved with theirs: nothing to propose
 	}

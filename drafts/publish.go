@@ -326,54 +326,17 @@ func (s *Store) publish(ctx context.Context, as PublishAs, req PublishRequest) (
 	if err != nil {
 		return PublishResult{}, err
 	}
-	// A page carries the assets it names from the same draft (DESIGN §4).
-	paths, carried := s.withNamedAssets(d, paths)
-	if err := checkResolve(req.Resolve, paths, "the draft"); err != nil {
-		return PublishResult{}, err
-	}
 	prod := s.Production()
 	prodTip, err := s.productionTip()
 	if err != nil {
 		return PublishResult{}, err
 	}
-	current := map[string]string{}
-	if prodTip != "" {
-		if current, err = s.Project.Git.Versions(prodTip, paths); err != nil {
-			return PublishResult{}, err
-		}
+	sel, err := s.selectPublish(publishSource{draft: d}, prodTip, paths, req.Resolve)
+	if err != nil {
+		return PublishResult{}, err
 	}
-	var nothing, conflicts []string
-	var conflictInfo []map[string]any
-	res := PublishResult{Published: []string{}, TookTheirs: []string{}, Hooks: []HookResult{}, Warnings: []Warning{}}
-	var publish []Entry
-	for _, p := range paths {
-		e, ok := d.Lookup(p)
-		if !ok || e.Version == current[p] {
-			nothing = append(nothing, p)
-			continue
-		}
-		theirs := current[p] != e.Base
-		switch {
-		case req.Resolve[p] == "theirs":
-			res.TookTheirs = append(res.TookTheirs, p)
-		case theirs && req.Resolve[p] != "mine":
-			conflicts = append(conflicts, p)
-			conflictInfo = append(conflictInfo, map[string]any{"path": p, "base": optional(e.Base), "current": optional(current[p]), "version": optional(e.Version)})
-		default:
-			publish = append(publish, e)
-			res.Published = append(res.Published, p)
-		}
-	}
-	if len(nothing) > 0 {
-		return PublishResult{}, errs.New(errs.InputValidationFailed, "nothing to publish for %s", strings.Join(nothing, ", ")).
-			With("paths", nothing).
-			WithFix("publish only paths listed by list_drafts whose bytes differ from production's (discard the others)")
-	}
-	if len(conflicts) > 0 {
-		return PublishResult{}, errs.New(errs.ContentConflict, "production changed %s since the draft read %s", strings.Join(conflicts, ", "), plural(len(conflicts), "it", "them")).
-			With("conflicts", conflictInfo).
-			WithFix("resolve each with resolve: {\"%s\": \"mine\"} (publish the draft's bytes) or \"theirs\" (keep production's)", conflicts[0])
-	}
+	current, publish := sel.current, sel.publish
+	res := PublishResult{Published: sel.published, TookTheirs: sel.tookTheirs, Hooks: []HookResult{}, Warnings: []Warning{}}
 	if err := s.checkTree(d, prodTip, res.TookTheirs); err != nil {
 		return PublishResult{}, err
 	}
@@ -383,7 +346,7 @@ func (s *Store) publish(ctx context.Context, as PublishAs, req PublishRequest) (
 	if err := s.checkReferences(prodTip, publish); err != nil {
 		return PublishResult{}, err
 	}
-	res.carried = carried
+	res.carried = sel.carried
 
 	mode, err := s.Mode()
 	if err != nil {
@@ -466,6 +429,107 @@ func (r *PublishResult) warn(err error, format string, args ...any) {
 		e = errs.New(errs.Internal, "%v", err)
 	}
 	r.Warnings = append(r.Warnings, Warning{Code: string(e.Code), Message: fmt.Sprintf(format, args...) + ": " + e.Message, Fix: e.Fix})
+}
+
+// publishSource is where a publish takes its versions from: an identity's
+// draft, or a preview read as a draft of production (PublishPreview).
+type publishSource struct {
+	draft *Draft
+	// preview is the preview branch ("" for a draft).
+	preview string
+}
+
+// name is the source in messages: "the draft" or "the preview".
+func (src publishSource) name() string {
+	if src.preview != "" {
+		return "the preview"
+	}
+	return "the draft"
+}
+
+// selection is what a publish carries (selectPublish).
+type selection struct {
+	// current is production's version of each path ("" = none).
+	current map[string]string
+	// publish are the entries that go to production, published their paths;
+	// tookTheirs the paths resolved with theirs.
+	publish               []Entry
+	published, tookTheirs []string
+	// carried are the assets added because published documents name them.
+	carried []string
+}
+
+// selectPublish is the one selection of a publish, from a draft or a
+// preview, of checked paths against production's tip:
+//
+//   - the assets the source's versions of the documents name come along
+//     when the source changes them (withNamedAssets); one whose bytes
+//     production holds already has nothing to carry and stays behind;
+//   - resolve may name only the paths published;
+//   - a path the source does not change against production (absent from it,
+//     or production's bytes) is INPUT_VALIDATION_FAILED: nothing to publish;
+//   - a path production changed since the source's base is CONTENT_CONFLICT,
+//     unless resolved: mine publishes the source's version, theirs keeps
+//     production's (tookTheirs).
+func (s *Store) selectPublish(src publishSource, prodTip string, paths []string, resolve map[string]string) (selection, error) {
+	d := src.draft
+	all, named := s.withNamedAssets(d, paths)
+	current := map[string]string{}
+	if prodTip != "" {
+		var err error
+		if current, err = s.Project.Git.Versions(prodTip, all); err != nil {
+			return selection{}, err
+		}
+	}
+	sel := selection{current: current, published: []string{}, tookTheirs: []string{}}
+	paths = all[:0:0]
+	for _, p := range all {
+		if slices.Contains(named, p) {
+			if e, _ := d.Lookup(p); e.Version == current[p] {
+				continue // production holds these bytes already
+			}
+			sel.carried = append(sel.carried, p)
+		}
+		paths = append(paths, p)
+	}
+	if err := checkResolve(resolve, paths, src.name()); err != nil {
+		return selection{}, err
+	}
+	var nothing, conflicts []string
+	var conflictInfo []map[string]any
+	for _, p := range paths {
+		e, ok := d.Lookup(p)
+		switch {
+		case !ok || e.Version == current[p]:
+			nothing = append(nothing, p)
+		case resolve[p] == "theirs":
+			sel.tookTheirs = append(sel.tookTheirs, p)
+		case current[p] != e.Base && resolve[p] != "mine":
+			conflicts = append(conflicts, p)
+			conflictInfo = append(conflictInfo, map[string]any{"path": p, "base": optional(e.Base), "current": optional(current[p]), "version": optional(e.Version)})
+		default:
+			sel.publish = append(sel.publish, e)
+			sel.published = append(sel.published, p)
+		}
+	}
+	if len(nothing) > 0 {
+		fix := "publish only paths listed by list_drafts whose bytes differ from production's (discard the others)"
+		if src.preview != "" {
+			fix = "publish paths the preview changes against production (omit paths for all of them)"
+		}
+		return selection{}, errs.New(errs.InputValidationFailed, "nothing to publish for %s: %s does not change %s", strings.Join(nothing, ", "),
+			strings.TrimSpace(src.name()+" "+src.preview), plural(len(nothing), "it", "them")).With("paths", nothing).WithFix("%s", fix)
+	}
+	if len(conflicts) > 0 {
+		since := "the draft read " + plural(len(conflicts), "it", "them")
+		if src.preview != "" {
+			since = "preview " + src.preview + " left it"
+		}
+		return selection{}, errs.New(errs.ContentConflict, "production changed %s since %s", strings.Join(conflicts, ", "), since).
+			With("conflicts", conflictInfo).
+			WithFix("resolve each with resolve: {\"%s\": \"mine\"} (publish %s's bytes) or \"theirs\" (keep production's)", conflicts[0], src.name())
+	}
+	return sel, nil
 }
 
 // withNamedAssets adds to the paths of a publish the assets that the

@@ -87,7 +87,8 @@ type ReviewRequest struct {
 type Local struct {
 	Repo *repo.Repo
 
-	parsed sync.Map // review branch head → *localReview (a head's history never changes)
+	parsed  parseCache // the parses of the review branches' current heads
+	numbers sync.Mutex // held while this process claims a review number (claimNumber)
 }
 
 // NewLocal returns the local publisher of a repository.

@@ -59,57 +59,78 @@ func (a activeReview) proposed(path string) (string, bool) {
 	return "", false
 }
 
-// reviewFork returns the first commit of a review branch (the one carrying
-// Graft-Parent) and its parent, the commit the review started from,
-// walking first parents back from head.
-func (s *Store) reviewFork(head string) (first, fork string, err error) {
-	g := s.Project.Git
-	for sha, steps := head, 0; sha != "" && steps < 10000; steps++ {
+// maxReviewCommits bounds the walk from a review branch's head back to its
+// proposal commit.
+const maxReviewCommits = 10000
+
+// proposalChain returns a review branch's commits from head back along
+// first parents to its proposal, the first commit carrying Graft-Parent:
+// head first, the proposal last. It is the one walk every reader of a
+// review branch uses (its changes, a local review's history, a merge).
+func proposalChain(g *repo.Repo, head string) ([]repo.CommitInfo, error) {
+	var chain []repo.CommitInfo
+	for sha := head; sha != "" && len(chain) < maxReviewCommits; {
 		c, err := g.CommitInfo(sha)
 		if err != nil {
-			return "", "", err
+			return nil, err
 		}
+		chain = append(chain, c)
 		if _, parent := ParseTrailers(c.Message); parent != "" {
-			if len(c.Parents) > 0 {
-				fork = c.Parents[0]
-			}
-			return sha, fork, nil
+			return chain, nil
 		}
-		if len(c.Parents) == 0 {
-			break
+		sha = ""
+		if len(c.Parents) > 0 {
+			sha = c.Parents[0]
 		}
-		sha = c.Parents[0]
 	}
-	return "", "", errs.New(errs.BranchInvalid, "no commit of the review branch records where it started").
+	return nil, errs.New(errs.BranchInvalid, "no commit of the review branch records where it started (%s)", ParentTrailer).
 		WithFix("review branches are made by publish_drafts; this one was made by hand")
+}
+
+// proposalChanges returns what a review branch changes since it started:
+// the diff from its proposal's parent to head, or, when the proposal has no
+// parent (production had no commits yet), every file head holds.
+func proposalChanges(g *repo.Repo, head string) ([]repo.FileChange, error) {
+	chain, err := proposalChain(g, head)
+	if err != nil {
+		return nil, err
+	}
+	if proposal := chain[len(chain)-1]; len(proposal.Parents) > 0 {
+		return g.Diff(proposal.Parents[0], head, "")
+	}
+	files, err := g.ListFiles(head, "")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]repo.FileChange, len(files))
+	for i, f := range files {
+		out[i] = repo.FileChange{Path: f.Path, To: f.Version}
+	}
+	return out, nil
 }
 
 // reviewChanges returns what a review branch changes since it started.
 func (s *Store) reviewChanges(head string) ([]repo.FileChange, error) {
-	_, fork, err := s.reviewFork(head)
-	if err != nil {
-		return nil, err
-	}
-	if fork == "" {
-		files, err := s.Project.Git.ListFiles(head, "")
-		if err != nil {
-			return nil, err
-		}
-		out := make([]repo.FileChange, len(files))
-		for i, f := range files {
-			out[i] = repo.FileChange{Path: f.Path, To: f.Version}
-		}
-		return out, nil
-	}
-	return s.Project.Git.Diff(fork, head, "")
+	return proposalChanges(s.Project.Git, head)
 }
 
 // activeReviews returns the active reviews of an identity's draft, oldest first.
 func (s *Store) activeReviews(ctx context.Context, identity string) ([]activeReview, error) {
-	all, err := s.Publisher.Reviews(ctx, ReviewPrefix+Key(identity)+"-")
+	all, err := s.reviewsOf(ctx, identity)
 	if err != nil {
 		return nil, err
 	}
+	return s.activeAmong(all, identity)
+}
+
+// reviewsOf lists the reviews of an identity's draft, in every state.
+func (s *Store) reviewsOf(ctx context.Context, identity string) ([]Review, error) {
+	return s.Publisher.Reviews(ctx, ReviewPrefix+Key(identity)+"-")
+}
+
+// activeAmong returns the active reviews of identity's draft among all
+// (a listing of reviewsOf), with what each changes.
+func (s *Store) activeAmong(all []Review, identity string) ([]activeReview, error) {
 	var out []activeReview
 	for _, r := range all {
 		if !Active(r.State) || !ReviewOf(r.Head, identity) {
@@ -117,6 +138,7 @@ func (s *Store) activeReviews(ctx context.Context, identity string) ([]activeRev
 		}
 		a := activeReview{Review: r}
 		if head, ok, _ := s.Project.Git.Head(r.Head); ok {
+			var err error
 			if a.changes, err = s.reviewChanges(head); err != nil {
 				return nil, err
 			}
@@ -124,6 +146,26 @@ func (s *Store) activeReviews(ctx context.Context, identity string) ([]activeRev
 		out = append(out, a)
 	}
 	return out, nil
+}
+
+// proposesExactly reports whether a review branch's changes are exactly
+// entries: the same paths, each with the same version (a deletion: "").
+// It is the one rule for "this publish is that review": the publish
+// returns an active review it holds, or reuses a branch left without one.
+func proposesExactly(changes []repo.FileChange, entries []Entry) bool {
+	if len(changes) != len(entries) {
+		return false
+	}
+	want := make(map[string]string, len(entries))
+	for _, e := range entries {
+		want[e.Path] = e.Version
+	}
+	for _, c := range changes {
+		if v, ok := want[c.Path]; !ok || v != c.To {
+			return false
+		}
+	}
+	return true
 }
 
 // ReviewFilter selects reviews (list_reviews).
@@ -855,30 +897,21 @@ func (s *Store) fallBack(err error) (string, bool) {
 // review is revised (revise_review), not doubled. A review branch left by a
 // publish whose review did not open is reused.
 func (s *Store) proposeReview(ctx context.Context, res *PublishResult, as PublishAs, publish []Entry, message string, opt *ReviewOptions) error {
-	active, err := s.activeReviews(ctx, as.Identity)
+	all, err := s.reviewsOf(ctx, as.Identity) // listed once: the reviews below and the branch to reuse
 	if err != nil {
 		return err
 	}
-	want := map[string]string{}
-	for _, e := range publish {
-		want[e.Path] = e.Version
+	active, err := s.activeAmong(all, as.Identity)
+	if err != nil {
+		return err
 	}
 	for _, a := range active {
-		var overlap []string
-		same := len(a.changes) == len(publish)
-		for _, c := range a.changes {
-			v, asked := want[c.Path]
-			if asked {
-				overlap = append(overlap, c.Path)
-			}
-			same = same && asked && v == c.To
-		}
-		switch {
-		case same:
+		if proposesExactly(a.changes, publish) {
 			res.Review = &ReviewRef{Number: a.Number, URL: a.URL, Branch: a.Head}
 			res.Note = fmt.Sprintf("review #%d already proposes these versions; it was not opened again", a.Number)
 			return nil
-		case len(overlap) > 0:
+		}
+		if overlap := overlapping(a.changes, publish); len(overlap) > 0 {
 			return errs.New(errs.InputValidationFailed, "review #%d already proposes %s", a.Number, strings.Join(overlap, ", ")).
 				With("review", a.Number).With("paths", overlap).
 				WithFix("move your new versions onto it with revise_review {\"number\": %d}, or close it first with close_review", a.Number)
@@ -919,7 +952,7 @@ func (s *Store) proposeReview(ctx context.Context, res *PublishResult, as Publis
 		fileChanges[i] = repo.FileChange{Path: e.Path, From: current[e.Path], To: e.Version}
 	}
 	rr.Changes = changes
-	if rr.Head, rr.Existing, err = s.reviewBranchFor(ctx, as.Identity, publish); err != nil {
+	if rr.Head, rr.Existing, err = s.reviewBranchFor(all, as.Identity, publish); err != nil {
 		return err
 	}
 	rr.Body = s.reviewBody(as.Identity, text, rr.Head, s.describeChanges(fileChanges, nil))
@@ -941,17 +974,25 @@ func pathsOf(entries []Entry) []string {
 	return out
 }
 
-// reviewBranchFor returns the branch to propose entries on: a review branch
-// of the identity that holds exactly these versions but has no review (a
-// publish whose review did not open), else a new name.
-func (s *Store) reviewBranchFor(ctx context.Context, identity string, entries []Entry) (string, bool, error) {
-	prefix := ReviewPrefix + Key(identity) + "-"
-	all, err := s.Publisher.Reviews(ctx, prefix)
-	if err != nil {
-		return "", false, err
+// overlapping returns the paths of entries a review branch's changes hold.
+func overlapping(changes []repo.FileChange, entries []Entry) []string {
+	var out []string
+	for _, c := range changes {
+		if slices.ContainsFunc(entries, func(e Entry) bool { return e.Path == c.Path }) {
+			out = append(out, c.Path)
+		}
 	}
+	return out
+}
+
+// reviewBranchFor returns the branch to propose entries on: a review branch
+// of the identity that holds exactly these versions but has no review among
+// reviews (the identity's, listed by reviewsOf: a publish whose review did
+// not open), else a new name.
+func (s *Store) reviewBranchFor(reviews []Review, identity string, entries []Entry) (string, bool, error) {
+	prefix := ReviewPrefix + Key(identity) + "-"
 	reviewed := map[string]bool{}
-	for _, r := range all {
+	for _, r := range reviews {
 		reviewed[r.Head] = true
 	}
 	branches, err := s.Project.Git.Branches()
@@ -962,16 +1003,7 @@ func (s *Store) reviewBranchFor(ctx context.Context, identity string, entries []
 		if !ReviewOf(b.Name, identity) || reviewed[b.Name] {
 			continue
 		}
-		changes, err := s.reviewChanges(b.Head)
-		if err != nil || len(changes) != len(entries) {
-			continue
-		}
-		same := true
-		for _, c := range changes {
-			e, ok := (&Draft{Mine: entries}).Lookup(c.Path)
-			same = same && ok && e.Version == c.To
-		}
-		if same {
+		if changes, err := s.reviewChanges(b.Head); err == nil && proposesExactly(changes, entries) {
 			return b.Name, true, nil
 		}
 	}

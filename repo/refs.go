@@ -387,17 +387,35 @@ func (r *Repo) refRemovePacked(name string) error {
 
 // refBranches returns every branch (name → commit), loose refs overriding packed ones.
 func (r *Repo) refBranches() (map[string]string, error) {
+	all, err := r.Refs("refs/heads/")
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(all))
+	for name, sha := range all {
+		out[strings.TrimPrefix(name, "refs/heads/")] = sha
+	}
+	return out, nil
+}
+
+// Refs returns every ref under a folder of refs such as "refs/heads/" (full
+// name → commit), loose refs overriding packed ones. A ref being written
+// (its .lock) is not one yet.
+func (r *Repo) Refs(folder string) (map[string]string, error) {
+	if !strings.HasPrefix(folder, "refs/") || !strings.HasSuffix(folder, "/") || strings.Contains(folder, "..") {
+		return nil, errs.New(errs.InputValidationFailed, "%q is not a folder of refs (refs/…/)", folder)
+	}
 	packed, err := r.refPacked()
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]string{}
 	for name, sha := range packed {
-		if b, ok := strings.CutPrefix(name, "refs/heads/"); ok {
-			out[b] = sha
+		if strings.HasPrefix(name, folder) {
+			out[name] = sha
 		}
 	}
-	root := filepath.Join(r.commonDir, "refs", "heads")
+	root := filepath.Join(r.commonDir, filepath.FromSlash(folder))
 	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -420,12 +438,12 @@ func (r *Repo) refBranches() (map[string]string, error) {
 			return err
 		}
 		if v := strings.TrimSpace(string(b)); gitIsSHA(v) {
-			out[filepath.ToSlash(rel)] = v
+			out[folder+filepath.ToSlash(rel)] = v
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, errs.New(errs.CommitFailed, "list branches: %v", err)
+		return nil, errs.New(errs.CommitFailed, "list refs %s: %v", folder, err)
 	}
 	return out, nil
 }

@@ -248,3 +248,39 @@ func TestConcurrentWithGit(t *testing.T) {
 	}
 	gitFsck(t, r)
 }
+
+// TestRefs: Refs lists the refs of one folder, packed and loose (a loose
+// ref winning over its packed line), and nothing being written (a .lock).
+func TestRefs(t *testing.T) {
+	r := newTestRepo(t, false)
+	c1 := commitFiles(t, r, "main", map[string]string{"a.md": "1"}).Commit
+	c2 := commitFiles(t, r, "main", map[string]string{"a.md": "2"}).Commit
+	for _, ref := range []string{"refs/graft/n/1", "refs/graft/n/2", "refs/graft/other/1"} {
+		if err := r.UpdateRef(ref, "", c1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gitRun(t, r.Path(), "pack-refs", "--all")
+	if err := r.UpdateRef("refs/graft/n/2", c1, c2); err != nil { // loose again, over its packed line
+		t.Fatal(err)
+	}
+	if err := r.UpdateRef("refs/graft/n/sub/3", "", c2); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.GitDir(), "refs", "graft", "n", "4.lock"), []byte(c2+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.Refs("refs/graft/n/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"refs/graft/n/1": c1, "refs/graft/n/2": c2, "refs/graft/n/sub/3": c2}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Refs = %v, want %v", got, want)
+	}
+	for _, bad := range []string{"refs/graft/n", "heads/", "refs/../x/"} {
+		if _, err := r.Refs(bad); err == nil {
+			t.Errorf("Refs(%q) listed something", bad)
+		}
+	}
+}

@@ -1,11 +1,14 @@
 package service
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/graft-studio/graft/drafts"
@@ -393,6 +396,88 @@ func TestLegacyAssetsImported(t *testing.T) {
 	must(t, err)
 	if gitRun(t, dir, "rev-parse", "main") != head {
 		t.Error("a second start imported again")
+	}
+}
+
+// syncCounter is a Publisher that counts Sync calls (the legacy import
+// syncs once per try; asset reads do not sync otherwise).
+type syncCounter struct {
+	drafts.Publisher
+	syncs atomic.Int64
+}
+
+func (c *syncCounter) Sync(ctx context.Context) error {
+	c.syncs.Add(1)
+	return c.Publisher.Sync(ctx)
+}
+
+// TestLegacyImportFailureTriedOnce: a legacy import that fails (a checkout
+// with local changes where it would write) is tried by the first asset
+// operation of the process and not again by the next ones, its error logged
+// once; production's reads still serve the legacy file. Once production
+// moves (the store changed), the next asset operation tries again.
+func TestLegacyImportFailureTriedOnce(t *testing.T) {
+	dir := stateSite(t)
+	legacy := filepath.Join(dir, ".graft", "assets")
+	must(t, os.MkdirAll(filepath.Join(legacy, "images"), 0o700))
+	must(t, os.WriteFile(filepath.Join(legacy, "images", "a.png"), []byte("aaa"), 0o600))
+	local := filepath.Join(dir, "assets", "images", "a.png")
+	must(t, os.MkdirAll(filepath.Dir(local), 0o755))
+	must(t, os.WriteFile(local, []byte("local"), 0o644))
+	ctx := context.Background()
+	s, err := Open(dir)
+	must(t, err)
+	defer s.Close()
+	var logged bytes.Buffer
+	s.Logger = slog.New(slog.NewTextHandler(&logged, nil))
+	counter := &syncCounter{Publisher: s.Publisher}
+	s.UsePublisher(counter)
+
+	ops := []struct {
+		name string
+		run  func() error
+	}{
+		{"get", func() error {
+			a, err := s.GetAsset(ctx, anonymous, GetAssetInput{Key: "images/a.png"})
+			if err == nil && string(a.Data) != "aaa" {
+				t.Errorf("production serves %q, want the legacy file", a.Data)
+			}
+			return err
+		}},
+		{"list", func() error { _, err := s.ListAssets(ctx, anonymous, ListAssetsInput{}); return err }},
+		{"get again", func() error { _, err := s.GetAsset(ctx, anonymous, GetAssetInput{Key: "images/a.png"}); return err }},
+		{"put", func() error { _, err := s.PutAsset(ctx, agentA, PutAssetInput{Key: "new.png", Data: png}); return err }},
+	}
+	var first int64
+	for i, op := range ops {
+		if err := op.run(); err != nil {
+			t.Fatalf("%s: %v", op.name, err)
+		}
+		if i == 0 {
+			first = counter.syncs.Load()
+		}
+	}
+	if first == 0 || counter.syncs.Load() != first {
+		t.Errorf("the import synced %d times at the first asset operation, %d in all: tried again by later ones", first, counter.syncs.Load())
+	}
+	if n := strings.Count(logged.String(), "legacy asset store"); n != 1 {
+		t.Errorf("the failure was logged %d times, want once:\n%s", n, logged.String())
+	}
+	if _, err := os.Stat(legacy); err != nil {
+		t.Fatalf("the legacy folder is gone after a failed import: %v", err)
+	}
+
+	// The checkout is cleaned and production moves: the store changed.
+	must(t, os.Remove(local))
+	gitRun(t, dir, "commit", "-q", "--allow-empty", "-m", "elsewhere")
+	if _, err := s.GetAsset(ctx, anonymous, GetAssetInput{Key: "images/a.png"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := gitRun(t, dir, "show", "main:assets/images/a.png"); got != "aaa" {
+		t.Errorf("production holds %q after production moved, want the imported file", got)
+	}
+	if _, err := os.Stat(legacy); !os.IsNotExist(err) {
+		t.Errorf("the legacy folder is still there: %v", err)
 	}
 }
 

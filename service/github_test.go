@@ -753,6 +753,37 @@ func TestGitHubProtectedMain(t *testing.T) {
 	}
 }
 
+// TestGitHubPublishListsReviewsOnce: a publish that opens a second review
+// of a draft reads the draft's reviews once (the listing, and each open
+// pull request's checks), not once to compare with the active reviews and
+// again to find a review branch to reuse.
+func TestGitHubPublishListsReviewsOnce(t *testing.T) {
+	ctx := context.Background()
+	p := newGitHubProject(t, "pull-request", func(o *github.GitHubOptions) { o.ReviewListReuse = -1 })
+	agent := Caller{ID: "agent:writer", Scopes: []string{ScopeContentWrite}}
+	var numbers []int
+	for _, slug := range []string{"tides", "neap"} {
+		in := note("About "+slug, "Tides.\n")
+		in.Slug = slug
+		w := write(t, p.s, agent, in)
+		p.fake.ResetCalls()
+		res, err := p.s.PublishDrafts(ctx, agent, PublishDraftsInput{PublishRequest: drafts.PublishRequest{Paths: []string{w.Path}}})
+		if err != nil || res.Review == nil {
+			t.Fatalf("publish %s: %+v %v", slug, res, err)
+		}
+		numbers = append(numbers, res.Review.Number)
+	}
+	calls := p.fake.Calls()
+	for endpoint, want := range map[string]int{"GET pulls": 1, "GET commits/status": 1, "GET commits/check-runs": 1} {
+		if calls[endpoint] != want {
+			t.Errorf("publishing beside review #%d: %d calls of %s, want %d (%s)", numbers[0], calls[endpoint], endpoint, want, p.fake)
+		}
+	}
+	if numbers[0] == numbers[1] {
+		t.Errorf("both publishes returned review #%d", numbers[0])
+	}
+}
+
 // TestGitHubCallsPerOperation measures the API calls of each operation of
 // the loop (docs/github.md lists them). The listing of pull requests is
 // asked again at every call here (no reuse window), so each figure is what
@@ -786,7 +817,7 @@ func TestGitHubCallsPerOperation(t *testing.T) {
 				number = res.Review.Number
 			}
 			return err
-		}, 7},
+		}, 6},
 		{"publish_drafts again (the same review)", func() error {
 			_, err := s.PublishDrafts(ctx, agent, PublishDraftsInput{PublishRequest: drafts.PublishRequest{Paths: []string{path}}})
 			return err

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -50,17 +51,44 @@ type LegacyImport struct {
 func (s *Service) legacyDir() string { return filepath.Join(s.Project.StateDir, LegacyAssetsDirName) }
 
 // importLegacyAssets imports the legacy store once per process, before the
-// first asset operation; a failed import is tried again by the next one
-// (and production's reads fall back to the legacy files meanwhile).
+// first asset operation. A failed import is logged once and not tried again
+// by every asset operation after it, only once the store changed
+// (legacyMark: production moved, or the legacy folder changed); production's
+// reads fall back to the legacy files meanwhile. An import stopped by its
+// caller's cancellation is no verdict on the store: the next operation tries.
 func (s *Service) importLegacyAssets(ctx context.Context) {
 	s.legacy.Lock()
 	defer s.legacy.Unlock()
 	if s.legacy.done {
 		return
 	}
-	if _, err := s.ImportLegacyAssets(ctx); err == nil {
-		s.legacy.done = true
+	mark := s.legacyMark()
+	if s.legacy.failed && s.legacy.mark == mark {
+		return
 	}
+	_, err := s.ImportLegacyAssets(ctx)
+	switch {
+	case err == nil:
+		s.legacy.done = true
+	case ctx.Err() == nil:
+		s.legacy.failed, s.legacy.mark = true, mark
+		s.logger().Warn("the legacy asset store ("+filepath.Join(".graft", LegacyAssetsDirName)+") was not imported; production serves its files from there "+
+			"until it is, and the import is tried again once production or the folder changes", "error", err.Error(), "code", string(errs.CodeOf(err)))
+	}
+}
+
+// legacyMark describes what a failed import depends on and graft can read
+// cheaply: production's tip and the legacy folder's modification time.
+func (s *Service) legacyMark() string {
+	tip, _, err := s.Project.Git.Head(s.Project.Production())
+	if err != nil {
+		tip = "unreadable"
+	}
+	info, err := os.Lstat(s.legacyDir())
+	if err != nil {
+		return tip + " no folder"
+	}
+	return tip + " " + info.ModTime().UTC().Format(time.RFC3339Nano)
 }
 
 // ImportLegacyAssets commits the files of the legacy store (.graft/assets)

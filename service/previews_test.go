@@ -152,3 +152,45 @@ func TestPublishPreview(t *testing.T) {
 	_, err = s.PublishDrafts(ctx, agentA, PublishDraftsInput{Branch: drafts.Branch(agentB.ID)})
 	wantCode(t, err, errs.BranchInvalid)
 }
+
+// TestPublishSelectionDraftAndPreview: a draft and a preview holding the
+// same change publish the same way. Here a page names an asset whose bytes
+// production received meanwhile from someone else: the asset has nothing
+// left to carry, so the page publishes alone, from either source.
+func TestPublishSelectionDraftAndPreview(t *testing.T) {
+	for _, source := range []string{"draft", "preview"} {
+		t.Run(source, func(t *testing.T) {
+			dir := referenceSite(t)
+			s, err := Open(dir)
+			must(t, err)
+			defer s.Close()
+			ctx := context.Background()
+			branch := ""
+			if source == "preview" {
+				branch = "preview/launch"
+				_, err = s.CreateBranch(ctx, agentA, CreateBranchInput{Name: branch})
+				must(t, err)
+			}
+			_, err = s.PutAsset(ctx, agentA, PutAssetInput{Key: "launch.png", Data: png, Branch: branch})
+			must(t, err)
+			post := validPost("Launch")
+			post["cover"] = map[string]any{"key": "launch.png", "alt": "The launch"}
+			w, err := s.WriteContent(ctx, agentA, WriteContentInput{Collection: "posts", Slug: "launch", Data: post, Body: ptr("We launched.\n"), Branch: branch})
+			must(t, err)
+			// The same bytes reach production from another draft.
+			_, err = s.PutAsset(ctx, opCaller, PutAssetInput{Key: "launch.png", Data: png})
+			must(t, err)
+			_, err = s.PublishDrafts(ctx, opCaller, PublishDraftsInput{PublishRequest: drafts.PublishRequest{Paths: []string{"assets/launch.png"}}})
+			must(t, err)
+
+			res, err := s.PublishDrafts(ctx, agentA, PublishDraftsInput{Branch: branch, PublishRequest: drafts.PublishRequest{
+				Paths: []string{w.Path}, Review: &drafts.ReviewOptions{}}})
+			if err != nil {
+				t.Fatalf("publish of the page: %v", err)
+			}
+			if strings.Join(res.Published, " ") != w.Path || res.Review == nil || strings.Contains(res.Note, "launch.png") {
+				t.Errorf("publish of the page: %+v", res)
+			}
+		})
+	}
+}

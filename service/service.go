@@ -6,6 +6,7 @@ package service
 
 import (
 	"context"
+	"log/slog"
 	"net/url"
 	"os"
 	"os/exec"
@@ -132,11 +133,26 @@ type Service struct {
 
 	st stateDB
 
+	// Logger receives what happens outside any caller's request and no
+	// result reports (nil: slog.Default, which writes to stderr).
+	Logger *slog.Logger
+
 	// legacy guards the one import of the legacy asset store (legacy.go).
 	legacy struct {
 		sync.Mutex
 		done bool
+		// failed: the last try failed, on the store as mark describes it.
+		failed bool
+		mark   string
 	}
+}
+
+// logger is where the service logs.
+func (s *Service) logger() *slog.Logger {
+	if s.Logger != nil {
+		return s.Logger
+	}
+	return slog.Default()
 }
 
 // Open opens the project in dir (the folder holding graft.yaml), in GitHub

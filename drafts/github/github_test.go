@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"io"
@@ -554,6 +555,73 @@ func TestGitHubReviews(t *testing.T) {
 	}
 	if rv.State != drafts.ReviewOpen || len(e.fake.Pulls()) != 2 {
 		t.Errorf("review %+v; pulls %d", rv, len(e.fake.Pulls()))
+	}
+}
+
+// TestGitHubReviewThreadsPaged: a pull request with more review threads
+// than GraphQL answers in one page (100) reads every thread's state: the
+// threads are read page by page (pageInfo.endCursor).
+func TestGitHubReviewThreadsPaged(t *testing.T) {
+	ctx := context.Background()
+	e := newGHEnv(t, nil)
+	bob := e.fake.AddUser("bob", fakegithub.PermWrite)
+	const lines = 150
+	var doc strings.Builder
+	for i := 1; i <= lines; i++ {
+		fmt.Fprintf(&doc, "line %d\n", i)
+	}
+	rv, _, err := e.pub.OpenReview(ctx, drafts.ReviewRequest{Head: drafts.ReviewPrefix + "ada-20260101-000001", Base: "main",
+		Title: "A long post", Message: "A long post\n\nGraft-Parent: main\n", Identity: "agent:ada",
+		Changes: []repo.Change{{Path: "content/posts/long.md", Content: []byte(doc.String())}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	comment := func(path string, in map[string]any) int64 {
+		t.Helper()
+		body, _ := json.Marshal(in)
+		req, _ := http.NewRequest("POST", fmt.Sprintf("%srepos/%s/%s/pulls/%d/%s", e.fake.URL, fakegithub.Owner, fakegithub.Name, rv.Number, path), bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+bob)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var c struct {
+			ID int64 `json:"id"`
+		}
+		json.NewDecoder(resp.Body).Decode(&c)
+		if resp.StatusCode != http.StatusCreated {
+			t.Fatalf("%s %v: %d", path, in, resp.StatusCode)
+		}
+		return c.ID
+	}
+	ids := make([]int64, 0, lines)
+	for line := 1; line <= lines; line++ {
+		ids = append(ids, comment("comments", map[string]any{"body": fmt.Sprintf("About line %d.", line), "path": "content/posts/long.md", "line": line}))
+	}
+	resolved := map[int64]bool{ids[49]: true, ids[129]: true} // one thread on each page
+	// The thread on the second page gets 100 replies: its last one is past
+	// the thread's first page of comments.
+	for i := range 100 {
+		resolved[comment(fmt.Sprintf("comments/%d/replies", ids[129]), map[string]any{"body": fmt.Sprintf("Reply %d.", i)})] = true
+	}
+	e.fake.ResolveThread(ids[49])
+	e.fake.ResolveThread(ids[129])
+	e.fake.ResetCalls()
+	d, err := e.pub.Review(ctx, rv.Number, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Comments) != lines+100 {
+		t.Fatalf("%d comments, want %d", len(d.Comments), lines+100)
+	}
+	for _, c := range d.Comments {
+		if c.Resolved != resolved[c.ID] || c.Outdated {
+			t.Errorf("comment %d (%q): resolved %v outdated %v, want resolved %v", c.ID, c.Body, c.Resolved, c.Outdated, resolved[c.ID])
+		}
+	}
+	if n := e.fake.Calls()["POST graphql"]; n != 2 {
+		t.Errorf("%d GraphQL queries for %d threads, want 2 pages", n, lines)
 	}
 }
 

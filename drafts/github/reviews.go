@@ -356,6 +356,9 @@ func (g *GitHub) comments(ctx context.Context, number int) ([]drafts.ReviewComme
 			rc.InReplyTo = &to
 		}
 		ts, ok := threads[c.GetID()]
+		if !ok && c.InReplyTo != nil {
+			ts, ok = threads[c.GetInReplyTo()] // past the thread's first 100 comments
+		}
 		rc.Resolved, rc.Outdated = ts.resolved, ts.outdated || (!ok && c.Line == nil)
 		out = append(out, rc)
 	}
@@ -379,16 +382,28 @@ func (g *GitHub) comments(ctx context.Context, number int) ([]drafts.ReviewComme
 
 type threadState struct{ resolved, outdated bool }
 
-// threads reads a pull request's review threads through GraphQL: which
-// comment belongs to a resolved thread, and which thread is outdated.
+// maxThreadPages bounds the pages of review threads read for one pull
+// request (100 threads a page).
+const maxThreadPages = 100
+
+// threads reads a pull request's review threads through GraphQL, a page of
+// 100 at a time (GitHub's largest; pageInfo.endCursor continues): which
+// comment belongs to a resolved thread, and which thread is outdated. A
+// thread maps its first 100 comments; a later reply is found through the
+// thread's first comment, which every reply answers (in_reply_to_id).
 func (g *GitHub) threads(ctx context.Context, number int) (map[int64]threadState, error) {
-	const query = `query($owner: String!, $name: String!, $number: Int!) {
+	const query = `query($owner: String!, $name: String!, $number: Int!, $after: String) {
   repository(owner: $owner, name: $name) { pullRequest(number: $number) {
-    reviewThreads(first: 100) { nodes { isResolved isOutdated comments(first: 100) { nodes { databaseId } } } } } } }`
+    reviewThreads(first: 100, after: $after) { pageInfo { hasNextPage endCursor }
+      nodes { isResolved isOutdated comments(first: 100) { nodes { databaseId } } } } } } }`
 	var out struct {
 		Repository struct {
 			PullRequest struct {
 				ReviewThreads struct {
+					PageInfo struct {
+						HasNextPage bool   `json:"hasNextPage"`
+						EndCursor   string `json:"endCursor"`
+					} `json:"pageInfo"`
 					Nodes []struct {
 						IsResolved bool `json:"isResolved"`
 						IsOutdated bool `json:"isOutdated"`
@@ -402,14 +417,23 @@ func (g *GitHub) threads(ctx context.Context, number int) (map[int64]threadState
 			} `json:"pullRequest"`
 		} `json:"repository"`
 	}
-	if err := g.graphql(ctx, query, map[string]any{"owner": g.owner, "name": g.name, "number": number}, &out); err != nil {
-		return nil, err
-	}
 	m := map[int64]threadState{}
-	for _, t := range out.Repository.PullRequest.ReviewThreads.Nodes {
-		for _, c := range t.Comments.Nodes {
-			m[c.DatabaseID] = threadState{resolved: t.IsResolved, outdated: t.IsOutdated}
+	vars := map[string]any{"owner": g.owner, "name": g.name, "number": number, "after": nil}
+	for range maxThreadPages {
+		out.Repository.PullRequest.ReviewThreads.Nodes = nil
+		if err := g.graphql(ctx, query, vars, &out); err != nil {
+			return nil, err
 		}
+		rt := out.Repository.PullRequest.ReviewThreads
+		for _, t := range rt.Nodes {
+			for _, c := range t.Comments.Nodes {
+				m[c.DatabaseID] = threadState{resolved: t.IsResolved, outdated: t.IsOutdated}
+			}
+		}
+		if !rt.PageInfo.HasNextPage || rt.PageInfo.EndCursor == "" || rt.PageInfo.EndCursor == vars["after"] {
+			break
+		}
+		vars["after"] = rt.PageInfo.EndCursor
 	}
 	return m, nil
 }

@@ -523,6 +523,51 @@ func Run(t *testing.T, newPub func(t *testing.T) (drafts.Publisher, *repo.Repo))
 		WantCode(t, pub.DeleteBranch(ctx, draft, res.Commit), errs.BranchNotFound)
 	})
 
+	t.Run("concurrent reviews get distinct numbers", func(t *testing.T) {
+		pub, _ := newPub(t)
+		const opens = 8
+		numbers := make([]int, opens)
+		failures := make([]error, opens)
+		var wg sync.WaitGroup
+		for i := range opens {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				h := fmt.Sprintf("%sada-20260101-00000%d", drafts.ReviewPrefix, i)
+				file := fmt.Sprintf("content/posts/c%d.md", i)
+				rv, _, err := pub.OpenReview(ctx, drafts.ReviewRequest{Head: h, Base: "main", Title: "Publish " + h,
+					Identity: "agent:ada", Author: ada, Message: "Publish " + h + "\n\n" + drafts.ParentTrailer + ": main\n",
+					Changes: []repo.Change{{Path: file, Content: []byte(h + "\n"), Base: repo.MustNotExist}}})
+				numbers[i], failures[i] = rv.Number, err
+			}()
+		}
+		wg.Wait()
+		seen := map[int]int{}
+		for i, n := range numbers {
+			if failures[i] != nil {
+				t.Fatalf("open %d: %v", i, failures[i])
+			}
+			if j, dup := seen[n]; dup || n <= 0 {
+				t.Errorf("opens %d and %d both got review #%d", j, i, n)
+			}
+			seen[n] = i
+		}
+		list, err := pub.Reviews(ctx, drafts.ReviewPrefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed := map[int]string{}
+		for _, rv := range list {
+			if h, dup := listed[rv.Number]; dup {
+				t.Errorf("review #%d is listed for %s and %s", rv.Number, h, rv.Head)
+			}
+			listed[rv.Number] = rv.Head
+		}
+		if len(listed) != opens {
+			t.Errorf("%d reviews listed, want %d", len(listed), opens)
+		}
+	})
+
 	t.Run("reviews", func(t *testing.T) {
 		pub, truth := newPub(t)
 		heads := []string{drafts.ReviewPrefix + "ada-20260101-000001", drafts.ReviewPrefix + "ada-20260101-000002", drafts.ReviewPrefix + "bob-20260101-000001"}

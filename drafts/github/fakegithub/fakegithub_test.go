@@ -633,3 +633,78 @@ func TestWebhooks(t *testing.T) {
 		t.Errorf("redelivery id %v, want %s", ids[len(ids)-1], first)
 	}
 }
+
+// TestGraphQLConnectionPages: the review threads of a pull request come in
+// pages of `first` (at most 100, required, as on GitHub), continued with
+// `after` the previous page's endCursor, until hasNextPage is false.
+func TestGraphQLConnectionPages(t *testing.T) {
+	s, seed := newServer(t)
+	ada := s.AddUser("ada", PermWrite)
+	n := openPull(t, s, seed, "feature", "content/a.md", "1\n2\n3\n4\n5\n")
+	pr := "/repos/graft-test/site/pulls/" + strconv.Itoa(n)
+	var ids []int64
+	for line := 1; line <= 5; line++ {
+		st, c := callAs(t, s, ada, "POST", pr+"/comments", map[string]any{"body": "line " + strconv.Itoa(line), "path": "content/a.md", "line": line})
+		if st != 201 {
+			t.Fatalf("comment on line %d: %d %v", line, st, c)
+		}
+		ids = append(ids, int64(c.(map[string]any)["id"].(float64)))
+	}
+	callAs(t, s, ada, "POST", pr+"/comments/"+strconv.FormatInt(ids[0], 10)+"/replies", map[string]any{"body": "and a reply"})
+	s.ResolveThread(ids[3])
+	query := func(first string, after any) map[string]any {
+		t.Helper()
+		q := `query($owner: String!, $name: String!, $number: Int!, $after: String) { repository(owner: $owner, name: $name) {
+  pullRequest(number: $number) { reviewThreads(` + first + `after: $after) { pageInfo { hasNextPage endCursor }
+    nodes { isResolved comments(first: 1) { nodes { databaseId } } } } } } }`
+		_, out := call(t, s, "POST", "/graphql", map[string]any{"query": q,
+			"variables": map[string]any{"owner": Owner, "name": Name, "number": n, "after": after}})
+		return out
+	}
+	var seen []int64
+	resolved := map[int64]bool{}
+	var after any
+	for pages := 1; ; pages++ {
+		out := query("first: 2, ", after)
+		rt := out["data"].(map[string]any)["repository"].(map[string]any)["pullRequest"].(map[string]any)["reviewThreads"].(map[string]any)
+		nodes := rt["nodes"].([]any)
+		for _, node := range nodes {
+			th := node.(map[string]any)
+			comments := th["comments"].(map[string]any)["nodes"].([]any)
+			if len(comments) != 1 {
+				t.Fatalf("comments(first: 1) gave %d comments", len(comments))
+			}
+			id := int64(comments[0].(map[string]any)["databaseId"].(float64))
+			seen = append(seen, id)
+			resolved[id] = th["isResolved"].(bool)
+		}
+		info := rt["pageInfo"].(map[string]any)
+		if info["hasNextPage"] != true {
+			if pages != 3 || len(nodes) != 1 {
+				t.Errorf("%d pages, the last of %d threads", pages, len(nodes))
+			}
+			break
+		}
+		if len(nodes) != 2 || pages > 3 {
+			t.Fatalf("page %d: %d threads, pageInfo %v", pages, len(nodes), info)
+		}
+		after = info["endCursor"]
+	}
+	if fmt.Sprint(seen) != fmt.Sprint(ids) || !resolved[ids[3]] || resolved[ids[0]] {
+		t.Errorf("threads %v (resolved %v), want %v with the fourth resolved", seen, resolved, ids)
+	}
+	for _, tt := range []struct {
+		first string
+		after any
+		want  string
+	}{
+		{"first: 101, ", nil, "exceeds the `first` limit of 100 records"},
+		{"", nil, "You must provide a `first` or `last` value"},
+		{"first: 2, ", "bm90IGEgY3Vyc29y", "does not appear to be a valid cursor"},
+	} {
+		out := query(tt.first, tt.after)
+		if errs, _ := out["errors"].([]any); len(errs) != 1 || !strings.Contains(fmt.Sprint(errs[0]), tt.want) {
+			t.Errorf("reviewThreads(%safter: %v): %v, want an error %q", tt.first, tt.after, out, tt.want)
+		}
+	}
+}

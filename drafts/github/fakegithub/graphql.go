@@ -1,6 +1,8 @@
 package fakegithub
 
 import (
+	"encoding/base64"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -72,22 +74,49 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request) {
 			fail("Could not resolve to a PullRequest with the number of " + strconv.Itoa(number) + ".")
 			return
 		}
-		threads := []map[string]any{}
-		for _, root := range p.comments {
-			if root.InReplyTo != 0 {
-				continue
+		threadPage, err := connectionArgs(in.Query, "reviewThreads", in.Variables)
+		if err != "" {
+			fail(err)
+			return
+		}
+		commentPage, err := connectionArgs(in.Query, "comments", in.Variables)
+		if err != "" {
+			fail(err)
+			return
+		}
+		var roots []*reviewComment
+		for _, c := range p.comments {
+			if c.InReplyTo == 0 {
+				roots = append(roots, c)
 			}
-			ids := []map[string]any{{"databaseId": root.ID}}
+		}
+		threads, info, err := page(threadPage, roots)
+		if err != "" {
+			fail(err)
+			return
+		}
+		nodes := []map[string]any{}
+		for _, root := range threads {
+			all := []*reviewComment{root}
 			for _, c := range p.comments {
 				if c.InReplyTo == root.ID {
-					ids = append(ids, map[string]any{"databaseId": c.ID})
+					all = append(all, c)
 				}
 			}
-			threads = append(threads, map[string]any{"isResolved": root.Resolved, "isOutdated": s.outdated(p, root),
-				"comments": map[string]any{"nodes": ids}})
+			comments, cinfo, err := page(commentPage, all)
+			if err != "" {
+				fail(err)
+				return
+			}
+			ids := []map[string]any{}
+			for _, c := range comments {
+				ids = append(ids, map[string]any{"databaseId": c.ID})
+			}
+			nodes = append(nodes, map[string]any{"isResolved": root.Resolved, "isOutdated": s.outdated(p, root),
+				"comments": map[string]any{"nodes": ids, "pageInfo": cinfo, "totalCount": len(all)}})
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{"repository": map[string]any{
-			"pullRequest": map[string]any{"reviewThreads": map[string]any{"nodes": threads}}}}})
+			"pullRequest": map[string]any{"reviewThreads": map[string]any{"nodes": nodes, "pageInfo": info, "totalCount": len(roots)}}}}})
 	default:
 		fail("the fake GitHub serves markPullRequestReadyForReview, convertPullRequestToDraft and reviewThreads only")
 	}
@@ -100,4 +129,104 @@ func (s *Server) pullByNode(id string) *pull {
 		}
 	}
 	return nil
+}
+
+// pageArgs are the arguments of a connection field: first and after (GitHub
+// also has last and before; graft does not use them).
+type pageArgs struct {
+	field string
+	first int
+	after string
+}
+
+// maxFirst is GitHub's largest page of a connection.
+const maxFirst = 100
+
+// connectionArgs reads the arguments of connection field in a query, as
+// literals or $variables. GitHub requires first (or last) on every
+// connection, at most 100; a missing or larger one is an error, as there.
+func connectionArgs(query, field string, vars map[string]any) (pageArgs, string) {
+	out := pageArgs{field: field, first: -1}
+	i := strings.Index(query, field)
+	if i < 0 {
+		return out, ""
+	}
+	rest := strings.TrimLeft(query[i+len(field):], " \t\n")
+	missing := fmt.Sprintf("You must provide a `first` or `last` value to properly paginate the `%s` connection.", field)
+	if !strings.HasPrefix(rest, "(") {
+		return out, missing
+	}
+	end := strings.Index(rest, ")")
+	if end < 0 {
+		return out, "Parse error on \"" + field + "\""
+	}
+	for _, arg := range strings.Split(rest[1:end], ",") {
+		k, v, ok := strings.Cut(arg, ":")
+		if !ok {
+			continue
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		var val any = strings.Trim(v, `"`)
+		if name, ok := strings.CutPrefix(v, "$"); ok {
+			val = vars[name]
+		} else if n, err := strconv.Atoi(v); err == nil {
+			val = float64(n)
+		} else if v == "null" {
+			val = nil
+		}
+		switch k {
+		case "first":
+			n, ok := val.(float64)
+			if !ok || n != float64(int(n)) {
+				return out, fmt.Sprintf("Argument 'first' on Field '%s' has an invalid value (%v). Expected type 'Int'.", field, v)
+			}
+			out.first = int(n)
+		case "after":
+			if val != nil {
+				s, ok := val.(string)
+				if !ok {
+					return out, fmt.Sprintf("Argument 'after' on Field '%s' has an invalid value (%v). Expected type 'String'.", field, v)
+				}
+				out.after = s
+			}
+		}
+	}
+	switch {
+	case out.first < 0:
+		return out, missing
+	case out.first > maxFirst:
+		return out, fmt.Sprintf("Requesting %d records on the `%s` connection exceeds the `first` limit of %d records.", out.first, field, maxFirst)
+	}
+	return out, ""
+}
+
+// cursor is the opaque cursor of the item at index i of a connection.
+func cursor(i int) string {
+	return base64.StdEncoding.EncodeToString([]byte("cursor:v2:" + strconv.Itoa(i)))
+}
+
+// page returns the items of a connection that args select, and the
+// connection's pageInfo (hasNextPage, endCursor, hasPreviousPage,
+// startCursor), as GitHub answers them. A cursor that is not one of the
+// fake's is an error.
+func page[T any](args pageArgs, items []T) ([]T, map[string]any, string) {
+	start := 0
+	if args.after != "" {
+		raw, err := base64.StdEncoding.DecodeString(args.after)
+		n, perr := strconv.Atoi(strings.TrimPrefix(string(raw), "cursor:v2:"))
+		if err != nil || perr != nil || !strings.HasPrefix(string(raw), "cursor:v2:") || n < 0 {
+			return nil, nil, fmt.Sprintf("`%s` does not appear to be a valid cursor.", args.after)
+		}
+		start = min(n+1, len(items))
+	}
+	first := args.first
+	if first < 0 { // the field was not asked for
+		first = maxFirst
+	}
+	end := min(start+first, len(items))
+	info := map[string]any{"hasNextPage": end < len(items), "hasPreviousPage": start > 0, "startCursor": nil, "endCursor": nil}
+	if end > start {
+		info["startCursor"], info["endCursor"] = cursor(start), cursor(end-1)
+	}
+	return items[start:end], info, ""
 }
