@@ -234,8 +234,10 @@ func resolve(schema any) *jsonschema.Resolved {
 
 // decodeArguments validates a call's arguments against the tool's input
 // schema and decodes them into In. Absent or null arguments are the empty
-// object. graft's input schemas give no defaults (TestNoSchemaDefaults), so
-// the arguments are decoded as they were sent.
+// object. In is filled from the value the schema validated, encoded again:
+// encoding/json, filling a struct from the bytes sent, would take a key in
+// another case for a field, or merge a key sent twice, past the schema.
+// graft's input schemas give no defaults (TestToolRules).
 func decodeArguments[In any](schema *jsonschema.Resolved, raw json.RawMessage) (In, error) {
 	var in In
 	var args map[string]any
@@ -245,12 +247,16 @@ func decodeArguments[In any](schema *jsonschema.Resolved, raw json.RawMessage) (
 		}
 	}
 	if args == nil {
-		return in, schema.Validate(map[string]any{})
+		args = map[string]any{}
 	}
 	if err := schema.Validate(args); err != nil {
 		return in, err
 	}
-	return in, json.Unmarshal(raw, &in)
+	b, err := json.Marshal(args)
+	if err != nil {
+		return in, err
+	}
+	return in, json.Unmarshal(b, &in)
 }
 
 // validateJSON validates a JSON text against a resolved schema.

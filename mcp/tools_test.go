@@ -120,9 +120,9 @@ func TestToolRules(t *testing.T) {
 					t.Errorf("top-level %s in the input schema", k)
 				}
 			}
-			// Arguments are decoded as sent (decodeArguments): no schema
-			// default may fill them, and every object names its keys, so a
-			// key spelled in another case never reaches a field.
+			// Arguments are decoded as validated (decodeArguments): no
+			// schema default may fill them, and every object names its
+			// keys.
 			walkSchema(in, "", func(at string, s map[string]any) {
 				if _, ok := s["default"]; ok {
 					t.Errorf("a default at %s", at)

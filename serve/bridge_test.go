@@ -222,11 +222,19 @@ func TestSessionInput(t *testing.T) {
 	for _, mode := range []string{"byte pipe", "stdio"} {
 		t.Run(mode, func(t *testing.T) {
 			rs := modeSession(t, ctx, conn, mode, owner.Session{Caller: opCaller}, latestVersion)
-			for _, bad := range []string{`{"jsonrpc":"2.0","id":`, `not json`, `{"jsonrpc":"1.0","id":3,"method":"ping"}`, `{"jsonrpc":"2.0","id":{},"method":"ping"}`, `[]`} {
-				rs.send(bad)
-				if got := rs.next(); !strings.Contains(got, `"code":-32600`) || !strings.Contains(got, "INPUT_VALIDATION_FAILED") {
-					t.Errorf("%s: %s", bad, got)
+			for _, bad := range []struct{ line, code string }{
+				{`{"jsonrpc":"2.0","id":`, "-32700"}, {`not json`, "-32700"},
+				{`{"jsonrpc":"1.0","id":3,"method":"ping"}`, "-32600"}, {`{"JSONRPC":"2.0","ID":3,"METHOD":"ping"}`, "-32600"},
+				{`{"jsonrpc":"2.0","id":{},"method":"ping"}`, "-32600"}, {`[]`, "-32600"},
+			} {
+				rs.send(bad.line)
+				if got := rs.next(); !strings.Contains(got, `"code":`+bad.code) || !strings.Contains(got, "INPUT_VALIDATION_FAILED") {
+					t.Errorf("%s: %s", bad.line, got)
 				}
+			}
+			rs.send(`{"jsonrpc":"2.0","id":5,"method":null}`)
+			if got := rs.next(); !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":5,"error"`) || !strings.Contains(got, "-32601") {
+				t.Errorf("a null method: %s", got)
 			}
 			rs.send(`{"jsonrpc":"2.0","id":"big","method":"ping","params":{"pad":"` + strings.Repeat("x", 16<<20) + `"}}`)
 			if got := rs.next(); !strings.Contains(got, "longer than") {
@@ -241,6 +249,15 @@ func TestSessionInput(t *testing.T) {
 				t.Errorf("the call after: %.300s", got)
 			}
 			rs.close()
+
+			// A version the server does not know is answered with its own,
+			// which has no batches.
+			unknown := modeSession(t, ctx, conn, mode, owner.Session{Caller: opCaller}, "2025-04-01")
+			unknown.send(batch)
+			if got := unknown.next(); !strings.Contains(got, "batches are not part of MCP") {
+				t.Errorf("a batch after asking for MCP 2025-04-01: %s", got)
+			}
+			unknown.close()
 
 			old := modeSession(t, ctx, conn, mode, owner.Session{Caller: opCaller}, "2025-03-26")
 			old.send(batch)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -38,15 +39,17 @@ type sessionConn struct {
 	c     io.Closer              // what ends the session
 	tap   func(line []byte) bool // sees each line read until it returns false
 	queue []jsonrpc.Message      // the rest of the last line read (Read's goroutine only)
-	// batchless is set once the client asked for a protocol without
-	// JSON-RPC batches (2025-06-18 and later).
-	batchless bool
+	// batchless is set once the session's protocol, as the server answered
+	// initialize, has no JSON-RPC batches (2025-06-18 and later).
+	batchless atomic.Bool
 
 	wmu sync.Mutex // one answer at a time
 
 	mu       sync.Mutex
 	open     map[jsonrpc.ID]bool         // calls read and not answered yet
 	batches  map[jsonrpc.ID]*answerBatch // the batch each call of one belongs to
+	writing  int                         // answers taken out of open and not written yet
+	initID   *jsonrpc.ID                 // the id of the client's initialize
 	answered chan struct{}               // signalled when an answer is written
 	closed   chan struct{}               // closed with the session
 	once     sync.Once
@@ -86,8 +89,8 @@ func (s *sessionConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if s.tap != nil && !s.tap(line) {
 			s.tap = nil
 		}
-		if err := s.take(line); err != nil {
-			if werr := s.writeLine(rpcError(err)); werr != nil {
+		if code, err := s.take(line); err != nil {
+			if werr := s.writeLine(rpcError(code, err)); werr != nil {
 				return nil, werr
 			}
 		}
@@ -111,7 +114,7 @@ func (s *sessionConn) readLine() ([]byte, error) {
 		}
 		if len(whole) > maxFrame {
 			if err == nil {
-				err = s.writeLine(rpcError(errs.New(errs.InputValidationFailed, "a message is longer than %d bytes", maxFrame).
+				err = s.writeLine(rpcError(jsonrpc.CodeInvalidRequest, errs.New(errs.InputValidationFailed, "a message is longer than %d bytes", maxFrame).
 					WithFix("send smaller messages: put large files with put_asset path")))
 			}
 			if err != nil {
@@ -127,43 +130,38 @@ func (s *sessionConn) readLine() ([]byte, error) {
 	return bytes.TrimRight(line, "\r\n"), nil
 }
 
-// wireMessage is a JSON-RPC message as it is sent.
-type wireMessage struct {
-	Version string          `json:"jsonrpc"`
-	ID      any             `json:"id"`
-	Method  *string         `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   *jsonrpc.Error  `json:"error"`
-}
-
-// take decodes a line into the messages Read returns next.
-func (s *sessionConn) take(line []byte) *errs.Error {
+// take decodes a line into the messages Read returns next; a line it
+// refuses comes back as an error with its JSON-RPC code.
+func (s *sessionConn) take(line []byte) (int64, *errs.Error) {
 	t := bytes.TrimLeft(line, " \t")
 	if t[0] != '[' {
 		m, err := s.decode(t)
 		if err != nil {
-			return err
+			return codeOf(err), err
 		}
 		if req, ok := m.(*jsonrpc.Request); ok && req.IsCall() {
 			s.mu.Lock()
-			s.open[req.ID] = true
+			// An id in use is refused by the go-sdk, its answer naming no
+			// id: only a new one is waited for.
+			if !s.open[req.ID] && s.batches[req.ID] == nil {
+				s.open[req.ID] = true
+			}
 			s.mu.Unlock()
 		}
 		s.queue = []jsonrpc.Message{m}
-		return nil
+		return 0, nil
 	}
 	var elems []json.RawMessage
 	if err := json.Unmarshal(t, &elems); err != nil {
-		return parseError(err)
+		return jsonrpc.CodeParseError, parseError(err)
 	}
 	switch {
 	case len(elems) == 0:
-		return errs.New(errs.InputValidationFailed, "an empty JSON-RPC batch")
+		return jsonrpc.CodeInvalidRequest, invalidRequest("an empty JSON-RPC batch")
 	case len(elems) > MaxBatch:
-		return batchTooLarge(len(elems))
-	case s.batchless:
-		return errs.New(errs.InputValidationFailed, "JSON-RPC batches are not part of MCP since its version 2025-06-18, the one this session speaks").
+		return jsonrpc.CodeInvalidRequest, batchTooLarge(len(elems))
+	case s.batchless.Load():
+		return jsonrpc.CodeInvalidRequest, errs.New(errs.InputValidationFailed, "JSON-RPC batches are not part of MCP since its version 2025-06-18, the one this session speaks").
 			WithFix("send one message per line")
 	}
 	msgs := make([]jsonrpc.Message, len(elems))
@@ -171,11 +169,11 @@ func (s *sessionConn) take(line []byte) *errs.Error {
 	for i, e := range elems {
 		m, err := s.decode(e)
 		if err != nil {
-			return err
+			return codeOf(err), err
 		}
 		if req, ok := m.(*jsonrpc.Request); ok && req.IsCall() {
 			if _, dup := b.index[req.ID]; dup {
-				return errs.New(errs.InputValidationFailed, "a JSON-RPC batch names the id %v twice", req.ID.Raw())
+				return jsonrpc.CodeInvalidRequest, invalidRequest("a JSON-RPC batch names the id %v twice", req.ID.Raw())
 			}
 			b.index[req.ID] = len(b.answers)
 			b.answers = append(b.answers, nil)
@@ -187,7 +185,7 @@ func (s *sessionConn) take(line []byte) *errs.Error {
 		for id := range b.index {
 			if _, taken := s.batches[id]; taken || s.open[id] {
 				s.mu.Unlock()
-				return errs.New(errs.InputValidationFailed, "a JSON-RPC batch names the id %v of a call not answered yet", id.Raw())
+				return jsonrpc.CodeInvalidRequest, invalidRequest("a JSON-RPC batch names the id %v of a call not answered yet", id.Raw())
 			}
 		}
 		for id := range b.index {
@@ -196,98 +194,163 @@ func (s *sessionConn) take(line []byte) *errs.Error {
 		s.mu.Unlock()
 	}
 	s.queue = msgs
-	return nil
+	return 0, nil
 }
+
+// The members of a JSON-RPC message. They are matched exactly: encoding/json
+// would take "Method" or "ID" for them, and a message naming a member twice
+// in two spellings would mean one thing here and another to the next reader.
+const (
+	memberVersion = "jsonrpc"
+	memberID      = "id"
+	memberMethod  = "method"
+	memberParams  = "params"
+	memberResult  = "result"
+	memberError   = "error"
+)
 
 // decode decodes one JSON-RPC message.
 func (s *sessionConn) decode(b []byte) (jsonrpc.Message, *errs.Error) {
-	var w wireMessage
+	var w map[string]json.RawMessage
 	if err := json.Unmarshal(b, &w); err != nil {
 		return nil, parseError(err)
 	}
-	if w.Version != "2.0" {
-		return nil, errs.New(errs.InputValidationFailed, `a JSON-RPC message without "jsonrpc": "2.0"`)
+	var version string
+	if json.Unmarshal(w[memberVersion], &version) != nil || version != "2.0" {
+		return nil, invalidRequest(`a JSON-RPC message without "jsonrpc": "2.0"`)
 	}
-	id, err := jsonrpc.MakeID(w.ID)
-	if err != nil {
-		return nil, errs.New(errs.InputValidationFailed, "a JSON-RPC id is a number or a string: %v", err)
-	}
-	if w.Method != nil {
-		if *w.Method == "initialize" {
-			var p struct {
-				ProtocolVersion string `json:"protocolVersion"`
-			}
-			json.Unmarshal(w.Params, &p)
-			s.batchless = p.ProtocolVersion >= "2025-06-18"
+	var rawID any
+	if raw, ok := w[memberID]; ok {
+		if err := json.Unmarshal(raw, &rawID); err != nil {
+			return nil, invalidRequest("a JSON-RPC id that is not JSON: %v", err)
 		}
-		return &jsonrpc.Request{ID: id, Method: *w.Method, Params: w.Params}, nil
+	}
+	id, err := jsonrpc.MakeID(rawID)
+	if err != nil {
+		return nil, invalidRequest("a JSON-RPC id is a number or a string: %v", err)
+	}
+	if raw, ok := w[memberMethod]; ok {
+		// Present, even as null or "": a request (the go-sdk answers a
+		// method it does not know).
+		var method string
+		if err := json.Unmarshal(raw, &method); err != nil {
+			return nil, invalidRequest("a JSON-RPC method is a string: %v", err)
+		}
+		if method == "initialize" && id.IsValid() {
+			s.mu.Lock()
+			s.initID = &id
+			s.mu.Unlock()
+		}
+		return &jsonrpc.Request{ID: id, Method: method, Params: w[memberParams]}, nil
 	}
 	if !id.IsValid() {
-		return nil, errs.New(errs.InputValidationFailed, "a JSON-RPC message with neither a method nor an id")
+		return nil, invalidRequest("a JSON-RPC message with neither a method nor an id")
 	}
-	res := &jsonrpc.Response{ID: id, Result: w.Result}
-	if w.Error != nil {
-		res.Error = w.Error
+	res := &jsonrpc.Response{ID: id, Result: w[memberResult]}
+	if raw, ok := w[memberError]; ok && string(raw) != "null" {
+		var e jsonrpc.Error
+		if err := json.Unmarshal(raw, &e); err != nil {
+			return nil, invalidRequest("a JSON-RPC error that is not one: %v", err)
+		}
+		res.Error = &e
 	}
 	return res, nil
 }
 
-// parseError is a line that is not JSON.
-func parseError(err error) *errs.Error {
-	return errs.New(errs.InputValidationFailed, "a line that is not JSON-RPC: %v", err).
-		WithFix("send one JSON-RPC message (or batch) per line")
+// invalidRequest is a message that is JSON but not JSON-RPC.
+func invalidRequest(format string, args ...any) *errs.Error {
+	return errs.New(errs.InputValidationFailed, format, args...).
+		WithFix("send JSON-RPC 2.0 messages, one per line")
 }
 
+// codeOf is the JSON-RPC code of a message refused: a parse error, or an
+// invalid request.
+func codeOf(e *errs.Error) int64 {
+	if e.Fix == parseFix {
+		return jsonrpc.CodeParseError
+	}
+	return jsonrpc.CodeInvalidRequest
+}
+
+// parseError is a line that is not JSON.
+func parseError(err error) *errs.Error {
+	return errs.New(errs.InputValidationFailed, "a line that is not JSON: %v", err).WithFix(parseFix)
+}
+
+const parseFix = "send one JSON-RPC message (or batch) per line, each a JSON text"
+
 // Write sends a message of the session: an answer to a call of a batch
-// waits for the batch's other answers, and goes with them.
+// waits for the batch's other answers, and goes with them. An answer to
+// the client's initialize tells whether the session's protocol has
+// batches.
 func (s *sessionConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	res, isAnswer := msg.(*jsonrpc.Response)
-	var data []byte
-	if isAnswer {
-		s.mu.Lock()
-		b := s.batches[res.ID]
-		if b != nil {
-			delete(s.batches, res.ID)
-			b.answers[b.index[res.ID]] = res
-			b.left--
+	if !isAnswer {
+		return s.encodeLine(msg)
+	}
+	s.mu.Lock()
+	b := s.batches[res.ID]
+	if b != nil {
+		delete(s.batches, res.ID)
+		b.answers[b.index[res.ID]] = res
+		b.left--
+	} else {
+		delete(s.open, res.ID)
+	}
+	complete := b == nil || b.left == 0 // decided here, once
+	if complete {
+		s.writing++
+	}
+	initialized := s.initID != nil && *s.initID == res.ID
+	s.mu.Unlock()
+	if initialized && res.Result != nil {
+		var r struct {
+			ProtocolVersion string `json:"protocolVersion"`
 		}
-		s.mu.Unlock()
-		if b != nil && b.left > 0 {
-			s.signal()
-			return nil
-		}
-		if b != nil {
-			data = []byte{'['}
-			for i, a := range b.answers {
-				enc, err := jsonrpc.EncodeMessage(a)
-				if err != nil {
-					return err
-				}
-				if i > 0 {
-					data = append(data, ',')
-				}
-				data = append(data, enc...)
-			}
-			data = append(data, ']')
+		if json.Unmarshal(res.Result, &r) == nil {
+			s.batchless.Store(r.ProtocolVersion >= "2025-06-18")
 		}
 	}
-	if data == nil {
-		enc, err := jsonrpc.EncodeMessage(msg)
+	if !complete {
+		s.signal()
+		return nil
+	}
+	var err error
+	if b == nil {
+		err = s.encodeLine(res)
+	} else {
+		err = s.writeBatch(b.answers)
+	}
+	s.mu.Lock()
+	s.writing--
+	s.mu.Unlock()
+	s.signal()
+	return err
+}
+
+// encodeLine writes one message as a line.
+func (s *sessionConn) encodeLine(msg jsonrpc.Message) error {
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	return s.writeLine(append(data, '\n'))
+}
+
+// writeBatch writes the answers of a batch as one array.
+func (s *sessionConn) writeBatch(answers []*jsonrpc.Response) error {
+	data := []byte{'['}
+	for i, a := range answers {
+		enc, err := jsonrpc.EncodeMessage(a)
 		if err != nil {
 			return err
 		}
-		data = enc
+		if i > 0 {
+			data = append(data, ',')
+		}
+		data = append(data, enc...)
 	}
-	if err := s.writeLine(append(data, '\n')); err != nil {
-		return err
-	}
-	if isAnswer {
-		s.mu.Lock()
-		delete(s.open, res.ID)
-		s.mu.Unlock()
-		s.signal()
-	}
-	return nil
+	return s.writeLine(append(data, ']', '\n'))
 }
 
 // signal wakes drain after an answer.
@@ -316,7 +379,7 @@ const drainIdle = 2 * time.Minute
 func (s *sessionConn) drain() {
 	for {
 		s.mu.Lock()
-		open := len(s.open) + len(s.batches)
+		open := len(s.open) + len(s.batches) + s.writing
 		s.mu.Unlock()
 		if open == 0 {
 			return

@@ -292,10 +292,10 @@ func batchLen(line []byte) int {
 	return len(elems)
 }
 
-// rpcError is a JSON-RPC error response (id null) carrying e as its data.
-func rpcError(e *errs.Error) []byte {
+// rpcError is a JSON-RPC error response (id null) of code carrying e as its data.
+func rpcError(code int64, e *errs.Error) []byte {
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil,
-		"error": map[string]any{"code": -32600, "message": e.Message, "data": json.RawMessage(e.JSON())}})
+		"error": map[string]any{"code": code, "message": e.Message, "data": json.RawMessage(e.JSON())}})
 	return append(b, '\n')
 }
 
