@@ -96,11 +96,11 @@ func (g *gatedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 
 // sessionOf is the Session a request is served with: the one its
 // connection was connected with, else the server's Options.
-func (s *Server) sessionOf(ss *sdk.ServerSession) (Session, bool) {
+func (s *Server) sessionOf(ss *sdk.ServerSession) Session {
 	if v, ok := s.sessions.get(ss); ok {
-		return v, true
+		return v
 	}
-	return Session{Branch: s.opts.Branch, ElicitApprovals: s.opts.ElicitApprovals, LocalFiles: s.opts.LocalFiles}, false
+	return Session{Branch: s.opts.Branch, ElicitApprovals: s.opts.ElicitApprovals, LocalFiles: s.opts.LocalFiles}
 }
 
 // callerOf resolves who sends a request: its session's caller, else the

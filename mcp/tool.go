@@ -160,7 +160,7 @@ func (t *tool[In, Out]) register(s *Server, def *sdk.Tool) {
 			return errorResult(inputInvalid(t.name, err)), nil
 		}
 		c := &call{srv: s, req: req}
-		c.sess, _ = s.sessionOf(req.Session)
+		c.sess = s.sessionOf(req.Session)
 		if !t.projectFree {
 			svc, err := s.project()
 			if err != nil {
