@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -76,5 +77,22 @@ func TestNullAndAbsent(t *testing.T) {
 	got = s.call("get_content", with(existing, "branch", w.structured["branch"])).ok(t)
 	if got.structured["body"] != "Kept.\n" {
 		t.Errorf("patch with body null: body %q", got.structured["body"])
+	}
+}
+
+// TestArgumentsAsValidated: a tool runs on the arguments its input schema
+// validated. A key sent twice counts once, the last one, as the schema
+// read it (encoding/json, filling a struct from the bytes, would merge the
+// two); a key in another case is not the key.
+func TestArgumentsAsValidated(t *testing.T) {
+	s := connect(t, Options{Dir: fixtures.SampleRepo(t)})
+	w := s.call("write_content", json.RawMessage(`{"collection":"notes","slug":"twice","data":{"secret":1,"title":"x"},"data":{"title":"y"},"body":"b\n"}`)).ok(t)
+	got := s.call("get_content", map[string]any{"collection": "notes", "slug": "twice", "branch": w.structured["branch"]}).ok(t)
+	if data, _ := got.structured["data"].(map[string]any); len(data) != 1 || data["title"] != "y" {
+		t.Errorf("data of a write sending data twice: %v", got.structured["data"])
+	}
+	r := s.call("get_content", json.RawMessage(`{"collection":"notes","slug":"twice","Slug":"reading-list"}`)).code(t, "INPUT_VALIDATION_FAILED")
+	if !strings.Contains(r.err.Message, "Slug") {
+		t.Errorf("a key in another case: %s", r.text)
 	}
 }

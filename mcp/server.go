@@ -130,7 +130,6 @@ func New(opts Options) *Server {
 	// Each AddReceivingMiddleware wraps what is there: recoverPanics comes
 	// first (innermost, next to the handlers) and last (outermost).
 	s.sdk.AddReceivingMiddleware(recoverPanics)
-	s.sdk.AddReceivingMiddleware(rewriteSchemaErrors)
 	s.sdk.AddReceivingMiddleware(rpcErrorCodes)
 	s.sdk.AddReceivingMiddleware(opts.Middleware...)
 	s.sdk.AddReceivingMiddleware(recoverPanics)

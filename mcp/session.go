@@ -2,9 +2,9 @@ package mcp
 
 import (
 	"context"
-	"io"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/graft-studio/graft/service"
@@ -58,13 +58,13 @@ func (ss *sessions) drop(s *sdk.ServerSession) {
 	delete(ss.m, s)
 }
 
-// ConnectSession serves one session of newline-delimited JSON-RPC on rwc
-// as sess: its caller answers every request, its flags replace the
-// server's Options for it. It returns once the session is connected; the
-// session ends when rwc ends or is closed (ServerSession.Wait).
-func (s *Server) ConnectSession(ctx context.Context, rwc io.ReadWriteCloser, sess Session) (*sdk.ServerSession, error) {
-	gate := &gatedReader{r: rwc, ready: make(chan struct{})}
-	ss, err := s.sdk.Connect(ctx, &sdk.IOTransport{Reader: gate, Writer: rwc}, nil)
+// ConnectSession serves one session on conn as sess: its caller answers
+// every request, its flags replace the server's Options for it. It returns
+// once the session is connected; the session ends when conn ends or is
+// closed (ServerSession.Wait).
+func (s *Server) ConnectSession(ctx context.Context, conn sdk.Connection, sess Session) (*sdk.ServerSession, error) {
+	gate := &gatedConn{Connection: conn, ready: make(chan struct{})}
+	ss, err := s.sdk.Connect(ctx, connTransport{gate}, nil)
 	if err != nil {
 		close(gate.ready)
 		return nil, err
@@ -78,13 +78,29 @@ func (s *Server) ConnectSession(ctx context.Context, rwc io.ReadWriteCloser, ses
 	return ss, nil
 }
 
+// connTransport is the transport of a connection made already.
+type connTransport struct{ conn sdk.Connection }
+
+func (t connTransport) Connect(context.Context) (sdk.Connection, error) { return t.conn, nil }
+
+// gatedConn holds the first read until ready is closed.
+type gatedConn struct {
+	sdk.Connection
+	ready chan struct{}
+}
+
+func (g *gatedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	<-g.ready
+	return g.Connection.Read(ctx)
+}
+
 // sessionOf is the Session a request is served with: the one its
 // connection was connected with, else the server's Options.
-func (s *Server) sessionOf(ss *sdk.ServerSession) (Session, bool) {
+func (s *Server) sessionOf(ss *sdk.ServerSession) Session {
 	if v, ok := s.sessions.get(ss); ok {
-		return v, true
+		return v
 	}
-	return Session{Branch: s.opts.Branch, ElicitApprovals: s.opts.ElicitApprovals, LocalFiles: s.opts.LocalFiles}, false
+	return Session{Branch: s.opts.Branch, ElicitApprovals: s.opts.ElicitApprovals, LocalFiles: s.opts.LocalFiles}
 }
 
 // callerOf resolves who sends a request: its session's caller, else the
@@ -95,16 +111,3 @@ func (s *Server) callerOf(ctx context.Context, ss *sdk.ServerSession) (service.C
 	}
 	return s.opts.Identity(ctx)
 }
-
-// gatedReader holds the first read until ready is closed.
-type gatedReader struct {
-	r     io.ReadCloser
-	ready chan struct{}
-}
-
-func (g *gatedReader) Read(p []byte) (int, error) {
-	<-g.ready
-	return g.r.Read(p)
-}
-
-func (g *gatedReader) Close() error { return g.r.Close() }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 
@@ -145,54 +146,126 @@ func describeCollections(s *jsonschema.Schema, names []string) {
 }
 
 func (t *tool[In, Out]) register(s *Server, def *sdk.Tool) {
-	sdk.AddTool(s.sdk, def, func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, any, error) {
+	in := resolve(def.InputSchema)
+	var out *jsonschema.Resolved
+	if checkOutputs && def.OutputSchema != nil {
+		out = resolve(def.OutputSchema)
+	}
+	// The handler is the go-sdk's raw kind: it decodes and validates the
+	// arguments itself, with encoding/json, once (the typed kind decodes them
+	// three times and the result twice, each time into a new 32 KiB buffer).
+	s.sdk.AddTool(def, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		input, err := decodeArguments[In](in, req.Params.Arguments)
+		if err != nil {
+			return errorResult(inputInvalid(t.name, err)), nil
+		}
 		c := &call{srv: s, req: req}
-		c.sess, _ = s.sessionOf(req.Session)
+		c.sess = s.sessionOf(req.Session)
 		if !t.projectFree {
 			svc, err := s.project()
 			if err != nil {
-				return nil, nil, asToolError(err)
+				return toolErrorResult(err), nil
 			}
 			c.svc = svc
 		}
 		caller, err := s.callerOf(ctx, req.Session)
 		if err != nil {
-			return nil, nil, asToolError(err)
+			return toolErrorResult(err), nil
 		}
 		c.caller = caller
 		ctx = c.stateContext(ctx)
-		out, err := t.run(ctx, c, in)
+		result, err := t.run(ctx, c, input)
 		if err != nil {
 			q := c.askInBand(ctx, err)
 			switch {
 			case q.result != nil:
-				return q.result, nil, nil // the client asks its person and retries the call
+				return q.result, nil // the client asks its person and retries the call
 			case q.answered != nil:
 				c.links = nil
-				out, err = t.run(q.answered, c, in)
+				result, err = t.run(q.answered, c, input)
 			case q.err != nil:
 				err = q.err
 			}
 		}
 		if err != nil {
-			return nil, nil, asToolError(cancelled(ctx, err))
+			return toolErrorResult(cancelled(ctx, err)), nil
 		}
-		// The text block is the structured result's JSON, byte for byte
-		// (keys sorted, as the go-sdk re-encodes structuredContent).
-		text, err := canonicalJSON(out)
+		// The text block is the structured result's JSON, byte for byte.
+		b, err := json.Marshal(result)
+		text := string(b)
 		if err != nil {
-			return nil, nil, asToolError(err)
+			return toolErrorResult(err), nil
+		}
+		if out != nil {
+			if err := validateJSON(out, text); err != nil {
+				return toolErrorResult(fmt.Errorf("%s's result does not match its output schema: %w", t.name, err)), nil
+			}
 		}
 		res := &sdk.CallToolResult{Content: append([]sdk.Content{&sdk.TextContent{Text: text}}, c.links...)}
 		if ctx.Err() != nil {
 			// Cancelled once nothing could stop it any more: say what stands.
 			res.Content = append(res.Content, &sdk.TextContent{Text: cancelledAfter(text)})
 		}
-		if t.noOutputSchema {
-			return res, nil, nil
+		if !t.noOutputSchema {
+			res.StructuredContent = json.RawMessage(text)
 		}
-		return res, out, nil
+		return res, nil
 	})
+}
+
+// checkOutputs makes every tool validate its structured result against its
+// output schema before answering. The tests of this package set it: an
+// output schema is graft's own promise, checked where it is made rather
+// than on every call of a running server.
+var checkOutputs = false
+
+// resolve resolves a tool's schema; a schema that does not resolve is a bug.
+func resolve(schema any) *jsonschema.Resolved {
+	s, ok := schema.(*jsonschema.Schema)
+	if !ok {
+		panic(fmt.Sprintf("a tool schema of type %T", schema))
+	}
+	r, err := s.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+// decodeArguments validates a call's arguments against the tool's input
+// schema and decodes them into In. Absent or null arguments are the empty
+// object. In is filled from the value the schema validated, encoded again:
+// encoding/json, filling a struct from the bytes sent, would take a key in
+// another case for a field, or merge a key sent twice, past the schema.
+// graft's input schemas give no defaults (TestToolRules).
+func decodeArguments[In any](schema *jsonschema.Resolved, raw json.RawMessage) (In, error) {
+	var in In
+	var args map[string]any
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &args); err != nil {
+			return in, fmt.Errorf("the arguments are not a JSON object: %w", err)
+		}
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	if err := schema.Validate(args); err != nil {
+		return in, err
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return in, err
+	}
+	return in, json.Unmarshal(b, &in)
+}
+
+// validateJSON validates a JSON text against a resolved schema.
+func validateJSON(schema *jsonschema.Resolved, text string) error {
+	var v any
+	if err := json.Unmarshal([]byte(text), &v); err != nil {
+		return err
+	}
+	return schema.Validate(&v)
 }
 
 // cancelled is the error of a call whose client cancelled it before it
@@ -235,36 +308,26 @@ func cancelledAfter(resultJSON string) string {
 	return "This call was cancelled after its commit " + sha + " was made: the commit stands, as the result above describes."
 }
 
-// canonicalJSON encodes v as JSON with object keys sorted.
-func canonicalJSON(v any) (string, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return "", err
-	}
-	var generic any
-	if err := json.Unmarshal(b, &generic); err != nil {
-		return "", err
-	}
-	b, err = json.Marshal(generic)
-	return string(b), err
-}
-
-// toolError carries a domain error to the go-sdk, which puts its text —
-// the error JSON — into an isError result.
+// toolError carries a domain error to the go-sdk as a Go error (a
+// resource read's), its text the error JSON.
 type toolError struct{ e *errs.Error }
 
 func (t toolError) Error() string { return string(t.e.JSON()) }
 
-// asToolError turns any failure into the error JSON of the catalog.
-func asToolError(err error) error {
-	e, ok := errs.As(err)
-	if !ok {
-		switch {
-		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
-			e = errCancelled()
-		default:
-			e = errs.New(errs.Internal, "%v", err).WithFix("retry; report the message if it persists")
-		}
+// asToolError turns any failure into a toolError.
+func asToolError(err error) error { return toolError{catalogError(err)} }
+
+// toolErrorResult is the isError result of a tool that failed with err.
+func toolErrorResult(err error) *sdk.CallToolResult { return errorResult(catalogError(err)) }
+
+// catalogError is any failure as an error of the catalog: itself when it
+// is one, else a cancellation or an internal error.
+func catalogError(err error) *errs.Error {
+	if e, ok := errs.As(err); ok {
+		return e
 	}
-	return toolError{e}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return errCancelled()
+	}
+	return errs.New(errs.Internal, "%v", err).WithFix("retry; report the message if it persists")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,6 +120,17 @@ func TestToolRules(t *testing.T) {
 					t.Errorf("top-level %s in the input schema", k)
 				}
 			}
+			// Arguments are decoded as validated (decodeArguments): no
+			// schema default may fill them, and every object names its
+			// keys.
+			walkSchema(in, "", func(at string, s map[string]any) {
+				if _, ok := s["default"]; ok {
+					t.Errorf("a default at %s", at)
+				}
+				if _, ok := s["properties"]; ok && s["additionalProperties"] != false {
+					t.Errorf("the object at %s allows other keys: %v", at, s["additionalProperties"])
+				}
+			})
 		})
 	}
 }
@@ -156,3 +168,28 @@ func TestNoProjectServesCatalog(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// walkSchema calls f on a JSON schema and each schema inside it.
+func walkSchema(s map[string]any, at string, f func(at string, s map[string]any)) {
+	f(at, s)
+	for k, v := range s {
+		switch v := v.(type) {
+		case map[string]any:
+			if k == "properties" || k == "$defs" {
+				for name, p := range v {
+					if ps, ok := p.(map[string]any); ok {
+						walkSchema(ps, at+"/"+name, f)
+					}
+				}
+			} else {
+				walkSchema(v, at+"/"+k, f)
+			}
+		case []any:
+			for i, e := range v {
+				if es, ok := e.(map[string]any); ok {
+					walkSchema(es, fmt.Sprintf("%s/%s/%d", at, k, i), f)
+				}
+			}
+		}
+	}
+}

@@ -52,6 +52,9 @@ type Repo struct {
 	treeCache   map[plumbing.Hash][]object.TreeEntry // decoded trees (immutable by hash); guarded by mu
 	treeCached  int                                  // entries in treeCache; guarded by mu
 	commitTrees map[string]plumbing.Hash             // commit SHA → its tree (immutable); guarded by mu
+
+	packedMu sync.Mutex
+	packed   packedRefs // packed-refs as last read (refPacked)
 }
 
 // commitTreeEntries bounds commitTrees (a commit per write; emptied when full).

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -283,16 +284,41 @@ func refShort(v string) string {
 	return v
 }
 
-// refPacked reads packed-refs into a map (peeled "^" lines are skipped).
+// refPacked is packed-refs as a map (peeled "^" lines are skipped), read
+// again only when the file is another one or has changed since it was last
+// read (its file, size and modification time), as git validates its own
+// cache of it: git and graft rewrite packed-refs into a new file, renamed
+// into place. The map is shared: callers only read it.
 func (r *Repo) refPacked() (map[string]string, error) {
-	out := map[string]string{}
-	b, err := os.ReadFile(filepath.Join(r.commonDir, "packed-refs"))
+	path := filepath.Join(r.commonDir, "packed-refs")
+	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return out, nil
+		return map[string]string{}, nil
 	}
 	if err != nil {
 		return nil, errs.New(errs.CommitFailed, "read packed-refs: %v", err)
 	}
+	r.packedMu.Lock()
+	defer r.packedMu.Unlock()
+	if c := r.packed; c.refs != nil && os.SameFile(c.stat, fi) && c.stat.Size() == fi.Size() && c.stat.ModTime().Equal(fi.ModTime()) {
+		return c.refs, nil
+	}
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]string{}, nil
+	}
+	if err != nil {
+		return nil, errs.New(errs.CommitFailed, "read packed-refs: %v", err)
+	}
+	defer f.Close()
+	if fi, err = f.Stat(); err != nil {
+		return nil, errs.New(errs.CommitFailed, "read packed-refs: %v", err)
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, errs.New(errs.CommitFailed, "read packed-refs: %v", err)
+	}
+	out := map[string]string{}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -305,7 +331,14 @@ func (r *Repo) refPacked() (map[string]string, error) {
 			out[name] = sha
 		}
 	}
+	r.packed = packedRefs{refs: out, stat: fi}
 	return out, nil
+}
+
+// packedRefs is packed-refs as last read, and the file it was read from.
+type packedRefs struct {
+	refs map[string]string
+	stat fs.FileInfo
 }
 
 // refRemovePacked drops name (and its peeled line) from packed-refs, the way

@@ -59,6 +59,39 @@ func TestUpdateRef(t *testing.T) {
 	}
 }
 
+// TestPackedRefsFollowTheFile: packed-refs is read again whenever git
+// rewrites it, even to a file of the same size (a packed ref moved to
+// another commit), and a Head read after a `git pack-refs` sees it.
+func TestPackedRefsFollowTheFile(t *testing.T) {
+	r := newTestRepo(t, false)
+	c1 := commitFiles(t, r, "main", map[string]string{"a.md": "1"}).Commit
+	c2 := commitFiles(t, r, "main", map[string]string{"b.md": "2"}).Commit
+	gitRun(t, r.Path(), "branch", "p", c1)
+	gitRun(t, r.Path(), "pack-refs", "--all")
+	for i, want := range []string{c1, c2, c1, c2} {
+		if head, ok, err := r.Head("p"); !ok || err != nil || head != want {
+			t.Fatalf("step %d: Head(p) = %s %v %v, want %s", i, head, ok, err, want)
+		}
+		if i == 3 {
+			break
+		}
+		before, _ := os.ReadFile(filepath.Join(r.GitDir(), "packed-refs"))
+		next := []string{c2, c1, c2}[i]
+		gitRun(t, r.Path(), "update-ref", "refs/heads/p", next)
+		gitRun(t, r.Path(), "pack-refs", "--all")
+		after, _ := os.ReadFile(filepath.Join(r.GitDir(), "packed-refs"))
+		if len(after) != len(before) || !strings.Contains(string(after), next+" refs/heads/p") {
+			t.Fatalf("step %d: packed-refs is not the same size with p at %s:\n%s", i, next, after)
+		}
+		if _, err := os.Stat(filepath.Join(r.GitDir(), "refs", "heads", "p")); !os.IsNotExist(err) {
+			t.Fatal("git left the ref loose; the test proves nothing")
+		}
+	}
+	if _, ok, err := r.Head("gone"); ok || err != nil {
+		t.Fatalf("Head(gone) = %v %v", ok, err)
+	}
+}
+
 func TestPackedRefs(t *testing.T) {
 	r := newTestRepo(t, false)
 	c1 := commitFiles(t, r, "main", map[string]string{"a.md": "1"}).Commit

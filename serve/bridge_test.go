@@ -3,6 +3,7 @@ package serve_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -96,7 +97,31 @@ func pipeSession(t *testing.T, ctx context.Context, conn *owner.Conn, sess owner
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	return bridgeSession(t, ctx, conn, sess, inR, inW, outR, outW, nil)
+	return bridgeSession(t, ctx, conn, sess, inR, inW, outR, outW, nil, latestVersion)
+}
+
+// latestVersion is the MCP version raw sessions ask for unless told.
+const latestVersion = "2025-06-18"
+
+// modeSession is a raw session through the byte pipe or as a stdio
+// session (mode "stdio"), whose client asks for MCP version version.
+func modeSession(t *testing.T, ctx context.Context, conn *owner.Conn, mode string, sess owner.Session, version string) *rawSession {
+	t.Helper()
+	if mode == "stdio" {
+		inR, inW, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		outR, outW, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { inR.Close(); inW.Close(); outR.Close() })
+		return bridgeSession(t, ctx, conn, sess, inR, inW, outR, outW, nil, version)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	return bridgeSession(t, ctx, conn, sess, inR, inW, outR, outW, nil, version)
 }
 
 // osPipeSession is pipeSession over OS pipes, as an MCP client starting
@@ -113,11 +138,11 @@ func osPipeSession(t *testing.T, ctx context.Context, conn *owner.Conn, sess own
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { inR.Close(); inW.Close(); outR.Close() })
-	return bridgeSession(t, ctx, conn, sess, inR, inW, outR, outW, redial)
+	return bridgeSession(t, ctx, conn, sess, inR, inW, outR, outW, redial, latestVersion)
 }
 
 func bridgeSession(t *testing.T, ctx context.Context, conn *owner.Conn, sess owner.Session,
-	inR io.Reader, inW io.WriteCloser, outR io.Reader, outW io.WriteCloser, redial owner.Redial) *rawSession {
+	inR io.Reader, inW io.WriteCloser, outR io.Reader, outW io.WriteCloser, redial owner.Redial, version string) *rawSession {
 	t.Helper()
 	rs := &rawSession{t: t, in: inW, out: bufio.NewReader(outR), done: make(chan error, 1)}
 	go func() {
@@ -125,7 +150,7 @@ func bridgeSession(t *testing.T, ctx context.Context, conn *owner.Conn, sess own
 		outW.Close()
 		rs.done <- err
 	}()
-	rs.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	rs.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + version + `","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	if got := rs.next(); !strings.Contains(got, `"id":0,"result"`) {
 		t.Fatalf("initialize: %s", got)
 	}
@@ -178,6 +203,82 @@ func TestSessionBatchCap(t *testing.T) {
 	}
 	if out := gitOut(t, dir, "branch", "--list", "graft-studio/*"); out != "" {
 		t.Errorf("part of a refused batch ran: %s", out)
+	}
+}
+
+// TestSessionInput: a session reads what its client sends by the rules of
+// serve.sessionConn, through the byte pipe and as a stdio session alike: a
+// line that is not JSON-RPC, and one longer than the frame limit, are
+// answered with an error and the session goes on; a batch is answered as
+// one array for a client of MCP before 2025-06-18, and refused, the
+// session going on, from 2025-06-18 on; a batch's calls are answered
+// before a session whose client's input ended closes.
+func TestSessionInput(t *testing.T) {
+	ctx, conn, _ := startOwner(t, nil)
+	call := func(id int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"list_collections","arguments":{}}}`, id)
+	}
+	batch := "[" + call(11) + "," + `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"x","progress":1}}` + "," + call(12) + "]"
+	for _, mode := range []string{"byte pipe", "stdio"} {
+		t.Run(mode, func(t *testing.T) {
+			rs := modeSession(t, ctx, conn, mode, owner.Session{Caller: opCaller}, latestVersion)
+			for _, bad := range []struct{ line, code string }{
+				{`{"jsonrpc":"2.0","id":`, "-32700"}, {`not json`, "-32700"},
+				{`{"jsonrpc":"1.0","id":3,"method":"ping"}`, "-32600"}, {`{"JSONRPC":"2.0","ID":3,"METHOD":"ping"}`, "-32600"},
+				{`{"jsonrpc":"2.0","id":{},"method":"ping"}`, "-32600"}, {`[]`, "-32600"},
+			} {
+				rs.send(bad.line)
+				if got := rs.next(); !strings.Contains(got, `"code":`+bad.code) || !strings.Contains(got, "INPUT_VALIDATION_FAILED") {
+					t.Errorf("%s: %s", bad.line, got)
+				}
+			}
+			rs.send(`{"jsonrpc":"2.0","id":5,"method":null}`)
+			if got := rs.next(); !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":5,"error"`) || !strings.Contains(got, "-32601") {
+				t.Errorf("a null method: %s", got)
+			}
+			rs.send(`{"jsonrpc":"2.0","id":"big","method":"ping","params":{"pad":"` + strings.Repeat("x", 16<<20) + `"}}`)
+			if got := rs.next(); !strings.Contains(got, "longer than") {
+				t.Errorf("a line of 16 MiB: %.300s", got)
+			}
+			rs.send(batch)
+			if got := rs.next(); !strings.Contains(got, "batches are not part of MCP") {
+				t.Errorf("a batch on MCP 2025-06-18: %s", got)
+			}
+			rs.send(call(4))
+			if got := rs.next(); !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":4,"result"`) {
+				t.Errorf("the call after: %.300s", got)
+			}
+			rs.close()
+
+			// A version the server does not know is answered with its own,
+			// which has no batches.
+			unknown := modeSession(t, ctx, conn, mode, owner.Session{Caller: opCaller}, "2025-04-01")
+			unknown.send(batch)
+			if got := unknown.next(); !strings.Contains(got, "batches are not part of MCP") {
+				t.Errorf("a batch after asking for MCP 2025-04-01: %s", got)
+			}
+			unknown.close()
+
+			old := modeSession(t, ctx, conn, mode, owner.Session{Caller: opCaller}, "2025-03-26")
+			old.send(batch)
+			got := old.next()
+			var answers []struct {
+				ID     int             `json:"id"`
+				Result json.RawMessage `json:"result"`
+			}
+			if err := json.Unmarshal([]byte(got), &answers); err != nil || len(answers) != 2 || answers[0].ID != 11 || answers[1].ID != 12 || answers[0].Result == nil {
+				t.Errorf("a batch on MCP 2025-03-26: %.500s", got)
+			}
+			old.send(batch)
+			old.in.Close()
+			rest, _ := io.ReadAll(old.out)
+			if !strings.Contains(string(rest), `"id":11,`) || !strings.Contains(string(rest), `"id":12,`) {
+				t.Errorf("a batch sent as the input ended: %.500s", rest)
+			}
+			if err := <-old.done; err != nil {
+				t.Errorf("bridge: %v", err)
+			}
+		})
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"sync"
@@ -225,7 +224,7 @@ func (m *socketMux) serveSession(ctx context.Context, c *bufferedConn, sess Sess
 		m.mu.Unlock()
 		m.wg.Done()
 	}()
-	var rwc io.ReadWriteCloser
+	var conn *sessionConn
 	var bridge *bridgeLink
 	if sess.Stdio {
 		st, err := takeStdio(c, sess)
@@ -234,14 +233,14 @@ func (m *socketMux) serveSession(ctx context.Context, c *bufferedConn, sess Sess
 			return
 		}
 		defer st.close()
-		rwc, bridge = st.rwc, st.link
+		conn, bridge = st.conn, st.link
 	} else {
 		if _, err := c.Write([]byte("OK\n")); err != nil {
 			return
 		}
-		rwc = newBatchCap(c.r, c, c, nil)
+		conn = newSessionConn(c.r, c, c, nil)
 	}
-	ss, err := m.srv.mcp.ConnectSession(context.WithoutCancel(ctx), rwc,
+	ss, err := m.srv.mcp.ConnectSession(context.WithoutCancel(ctx), conn,
 		mcp.Session{Caller: sess.Caller, Branch: sess.Branch, ElicitApprovals: sess.ElicitApprovals, LocalFiles: true})
 	if err != nil {
 		m.srv.logger.Warn("owner socket: MCP session did not start", "error", err)
@@ -282,246 +281,21 @@ func readLine(br *bufio.Reader, max int) ([]byte, error) {
 	}
 }
 
-// batchCap is a session's connection, reading it a line at a time: a
-// JSON-RPC batch of more than MaxBatch messages is refused whole, answered
-// with a JSON-RPC error, before any of it is handled (DESIGN §10: batches
-// are capped; each of their calls counts). It also holds the end of the
-// client's input back until every call read has been answered: a client
-// that writes its calls and closes its stdin (a script, `… | graft mcp`)
-// gets every answer, where the go-sdk would cancel the calls in flight.
-type batchCap struct {
-	r       *bufio.Reader
-	w       io.Writer              // the session's answers
-	c       io.Closer              // what ends the session
-	tap     func(line []byte) bool // sees each line read until it returns false
-	pending []byte
-	wmu     sync.Mutex
-
-	calls     sync.Mutex
-	open      map[string]bool // ids of the calls read and not answered yet
-	answered  chan struct{}   // signalled when an answer is written
-	closed    chan struct{}   // closed with the session
-	closeOnce sync.Once
-}
-
-// newBatchCap is the session connection reading r, answering on w and
-// ending with c; tap (may be nil) sees the lines read until it returns false.
-func newBatchCap(r io.Reader, w io.Writer, c io.Closer, tap func([]byte) bool) *batchCap {
-	return &batchCap{r: bufio.NewReaderSize(r, 64<<10), w: w, c: c, tap: tap,
-		open: map[string]bool{}, answered: make(chan struct{}, 1), closed: make(chan struct{})}
-}
-
-func (b *batchCap) Read(p []byte) (int, error) {
-	for len(b.pending) == 0 {
-		line, err := b.r.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			// A long message is read whole (up to the decoder's frame
-			// limit): a batch is judged whole, and a call counted.
-			whole := append([]byte(nil), line...)
-			for errors.Is(err, bufio.ErrBufferFull) && len(whole) <= maxFrame {
-				line, err = b.r.ReadSlice('\n')
-				whole = append(whole, line...)
-			}
-			line = whole
-		}
-		if len(line) == 0 && err != nil {
-			if errors.Is(err, io.EOF) {
-				b.drain()
-			}
-			return 0, err
-		}
-		msgs, batch := messagesOf(line)
-		if batch && len(msgs) > MaxBatch {
-			if _, werr := b.write(rpcError(batchTooLarge(len(msgs)))); werr != nil {
-				return 0, werr
-			}
-			continue
-		}
-		if b.tap != nil && !b.tap(line) {
-			b.tap = nil
-		}
-		if !batch {
-			// A batch's calls are not waited for: the go-sdk answers them
-			// only for clients of protocol versions before 2025-06-18.
-			b.track(callsIn(msgs), true)
-		}
-		b.pending = line
-	}
-	n := copy(p, b.pending)
-	b.pending = b.pending[n:]
-	return n, nil
-}
-
-// maxFrame is the longest message a session reads (the go-sdk's limit).
-const maxFrame = 16 << 20
-
-// Write passes an answer of the session on, counting the calls it answers.
-func (b *batchCap) Write(p []byte) (int, error) {
-	n, err := b.write(p)
-	if err == nil {
-		b.track(answersIn(p), false)
-	}
-	return n, err
-}
-
-func (b *batchCap) write(p []byte) (int, error) {
-	b.wmu.Lock()
-	defer b.wmu.Unlock()
-	return b.w.Write(p)
-}
-
-// track records the ids of calls read (read true) or answered.
-func (b *batchCap) track(ids []string, read bool) {
-	if len(ids) == 0 {
-		return
-	}
-	b.calls.Lock()
-	for _, id := range ids {
-		if read {
-			b.open[id] = true
-		} else {
-			delete(b.open, id)
-		}
-	}
-	b.calls.Unlock()
-	if !read {
-		select {
-		case b.answered <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// drainIdle bounds how long a session whose client's input has ended waits
-// for the next answer: an id the server never answers (one it refused as a
-// duplicate, say) must not hold the session open for ever.
-const drainIdle = 2 * time.Minute
-
-// drain waits, once the client's input has ended, until every call read
-// has been answered, the session is closed, or no answer came for
-// drainIdle.
-func (b *batchCap) drain() {
-	for {
-		b.calls.Lock()
-		open := len(b.open)
-		b.calls.Unlock()
-		if open == 0 {
-			return
-		}
-		select {
-		case <-b.answered:
-		case <-b.closed:
-			return
-		case <-time.After(drainIdle):
-			return
-		}
-	}
-}
-
-func (b *batchCap) Close() error {
-	b.closeOnce.Do(func() { close(b.closed) })
-	return b.c.Close()
-}
-
-// callsIn is the ids of the calls (requests with an id) among the
-// messages a client sent; responses and notifications are not calls.
-func callsIn(msgs []rpcMessage) []string {
-	var ids []string
-	for _, m := range msgs {
-		if m.Method != "" && m.hasID() {
-			ids = append(ids, canonicalID(m.ID))
-		}
-	}
-	return ids
-}
-
-// canonicalID spells an id as the server writes it back (1.0 and 1, or an
-// escaped string, are one id).
-func canonicalID(raw []byte) string {
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return string(raw)
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
-// answersIn is the id of the response the session writes, if it is one (a
-// batch of answers answers calls that were not tracked). The go-sdk writes one message per Write, its keys in a fixed order
-// ("jsonrpc", "id", "method", …, "result", "error"), so a response is told
-// from a request by its first bytes, without decoding a large result.
-func answersIn(p []byte) []string {
-	t := bytes.TrimLeft(p, " \t\r\n")
-	rest, ok := bytes.CutPrefix(t, []byte(`{"jsonrpc":"2.0","id":`))
-	if !ok {
-		return nil
-	}
-	i := 0 // the end of the id
-	if len(rest) > 0 && rest[0] == '"' {
-		for i = 1; i < len(rest) && rest[i] != '"'; i++ {
-			if rest[i] == '\\' {
-				i++
-			}
-		}
-		i++
-	} else {
-		i = bytes.IndexByte(rest, ',')
-	}
-	if i <= 0 || i > len(rest) || string(rest[:i]) == "null" || bytes.HasPrefix(rest[i:], []byte(`,"method"`)) {
-		return nil
-	}
-	return []string{canonicalID(rest[:i])}
-}
-
-// rpcMessage is what callsIn and answersIn read of a JSON-RPC message.
-type rpcMessage struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-}
-
-// hasID reports whether the message carries an id (a call or an answer).
-func (m rpcMessage) hasID() bool { return len(m.ID) > 0 && string(m.ID) != "null" }
-
-// messagesOf decodes a line once: a batch's elements (batch true; an
-// element that is no message counts, holding nothing), or one message. A
-// line that does not decode holds none.
-func messagesOf(line []byte) (msgs []rpcMessage, batch bool) {
-	t := bytes.TrimLeft(line, " \t\r\n")
-	if len(t) == 0 {
-		return nil, false
-	}
-	if t[0] == '[' {
-		var elems []json.RawMessage
-		if json.Unmarshal(t, &elems) != nil {
-			return nil, false
-		}
-		msgs = make([]rpcMessage, len(elems))
-		for i, e := range elems {
-			json.Unmarshal(e, &msgs[i])
-		}
-		return msgs, true
-	}
-	var m rpcMessage
-	if json.Unmarshal(t, &m) != nil {
-		return nil, false
-	}
-	return []rpcMessage{m}, false
-}
-
 // batchLen is the number of messages of a JSON-RPC batch, 0 for anything
 // else.
 func batchLen(line []byte) int {
 	if t := bytes.TrimLeft(line, " \t\r\n"); len(t) == 0 || t[0] != '[' {
 		return 0 // a single message is not decoded here
 	}
-	msgs, _ := messagesOf(line)
-	return len(msgs)
+	var elems []json.RawMessage
+	json.Unmarshal(line, &elems)
+	return len(elems)
 }
 
-// rpcError is a JSON-RPC error response (id null) carrying e as its data.
-func rpcError(e *errs.Error) []byte {
+// rpcError is a JSON-RPC error response (id null) of code carrying e as its data.
+func rpcError(code int64, e *errs.Error) []byte {
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil,
-		"error": map[string]any{"code": -32600, "message": e.Message, "data": json.RawMessage(e.JSON())}})
+		"error": map[string]any{"code": code, "message": e.Message, "data": json.RawMessage(e.JSON())}})
 	return append(b, '\n')
 }
 
@@ -582,5 +356,3 @@ func checkPeer(c net.Conn) error {
 	}
 	return nil
 }
-
-var _ io.ReadWriteCloser = (*batchCap)(nil)

@@ -18,7 +18,7 @@ import (
 // stdioSession is a session served on the descriptors a bridge passed: the
 // client's own stdin and stdout (see the socket's protocols in socket.go).
 type stdioSession struct {
-	rwc  *batchCap
+	conn *sessionConn
 	link *bridgeLink
 	in   *os.File
 	out  *os.File
@@ -73,7 +73,7 @@ func takeStdio(c *bufferedConn, sess Session) (*stdioSession, error) {
 	}
 	// Closing the session's stream (the server does when stdin ends) closes
 	// the descriptors only: the bridge is told END on its connection.
-	s.rwc = newBatchCap(src, dst, closeFunc(s.closeFiles), handshakeTap(link))
+	s.conn = newSessionConn(src, dst, closeFunc(s.closeFiles), handshakeTap(link))
 	go func() {
 		// The bridge sends nothing more: a read returns when it is gone
 		// (or when the session is over and the connection closed).
