@@ -11,21 +11,24 @@ import (
 )
 
 // referenceCounts analyses text the way a Bleve text field does and counts
-// its terms, and the pairs of adjacent common words.
-func referenceCounts(an analysis.Analyzer, text string, common map[string]bool) (words, pairs map[string]int, positions map[string][]int, length int) {
+// its terms, and the pairs of adjacent common words at their first word's
+// positions.
+func referenceCounts(an analysis.Analyzer, text string, common map[string]bool) (words, pairs map[string]int, positions, pairPositions map[string][]int, length int) {
 	f := document.NewTextFieldCustom("body", nil, []byte(text), optBody, an)
 	f.Analyze()
 	words = freqsOf(f.AnalyzedTokenFrequencies())
 	positions = positionsOf(f.AnalyzedTokenFrequencies())
-	pairs = map[string]int{}
+	pairs, pairPositions = map[string]int{}, map[string][]int{}
 	ts := an.Analyze([]byte(text))
 	for i := 1; i < len(ts); i++ {
 		p, t := ts[i-1], ts[i]
 		if t.Position == p.Position+1 && common[string(p.Term)] && common[string(t.Term)] {
-			pairs[string(p.Term)+" "+string(t.Term)]++
+			pair := string(p.Term) + " " + string(t.Term)
+			pairs[pair]++
+			pairPositions[pair] = append(pairPositions[pair], p.Position)
 		}
 	}
-	return words, pairs, positions, f.AnalyzedLength()
+	return words, pairs, positions, pairPositions, f.AnalyzedLength()
 }
 
 func freqsOf(tfs bindex.TokenFrequencies) map[string]int {
@@ -61,7 +64,7 @@ func positionsOf(tfs bindex.TokenFrequencies) map[string][]int {
 func checkBodyField(t *testing.T, an *analyzers, lang, text string, common map[string]bool) {
 	t.Helper()
 	a := an.forKey(lang)
-	wantWords, wantPairs, wantPositions, wantLen := referenceCounts(a, text, common)
+	wantWords, wantPairs, wantPositions, wantPairPositions, wantLen := referenceCounts(a, text, common)
 	body, pairs := newBodyField("body", "pair", []byte(text), a, lang == neutralKey, common)
 	body.Analyze()
 	if got := freqsOf(body.AnalyzedTokenFrequencies()); !maps.Equal(got, wantWords) {
@@ -70,16 +73,7 @@ func checkBodyField(t *testing.T, an *analyzers, lang, text string, common map[s
 	if got := positionsOf(body.AnalyzedTokenFrequencies()); !reflect.DeepEqual(got, wantPositions) {
 		t.Errorf("%s %q: positions %v, want %v", lang, text, got, wantPositions)
 	}
-	for term, tf := range body.AnalyzedTokenFrequencies() {
-		if len(tf.Locations) != 1 {
-			t.Errorf("%s %q: %q has %d locations, want its positions packed in one", lang, text, term, len(tf.Locations))
-		}
-		for _, l := range tf.Locations {
-			if l.Start != 0 || l.End != 0 {
-				t.Errorf("%s %q: %q has offsets %d–%d, want none", lang, text, term, l.Start, l.End)
-			}
-		}
-	}
+	checkPacked(t, lang, text, body.AnalyzedTokenFrequencies())
 	if got := body.AnalyzedLength(); got != wantLen {
 		t.Errorf("%s %q: length %d, want %d", lang, text, got, wantLen)
 	}
@@ -96,6 +90,10 @@ func checkBodyField(t *testing.T, an *analyzers, lang, text string, common map[s
 	if got := freqsOf(pairs.AnalyzedTokenFrequencies()); !maps.Equal(got, wantPairs) {
 		t.Errorf("%s %q: pairs %v, want %v", lang, text, got, wantPairs)
 	}
+	if got := positionsOf(pairs.AnalyzedTokenFrequencies()); !reflect.DeepEqual(got, wantPairPositions) {
+		t.Errorf("%s %q: pair positions %v, want %v", lang, text, got, wantPairPositions)
+	}
+	checkPacked(t, lang, text, pairs.AnalyzedTokenFrequencies())
 	n := 0
 	for _, c := range wantPairs {
 		n += c
@@ -105,7 +103,23 @@ func checkBodyField(t *testing.T, an *analyzers, lang, text string, common map[s
 	}
 }
 
-// A body field counts exactly the terms, positions and pairs the
+// checkPacked checks that every term has its positions packed in one
+// location, without byte offsets.
+func checkPacked(t *testing.T, lang, text string, tfs bindex.TokenFrequencies) {
+	t.Helper()
+	for term, tf := range tfs {
+		if len(tf.Locations) != 1 {
+			t.Errorf("%s %q: %q has %d locations, want its positions packed in one", lang, text, term, len(tf.Locations))
+		}
+		for _, l := range tf.Locations {
+			if l.Start != 0 || l.End != 0 {
+				t.Errorf("%s %q: %q has offsets %d–%d, want none", lang, text, term, l.Start, l.End)
+			}
+		}
+	}
+}
+
+// A body field counts exactly the terms, positions, pairs and pair positions the
 // language's analyzer gives, on its fast path (ASCII, neutral analyzer) and off it.
 func TestBodyFieldCountsAsTheAnalyzer(t *testing.T) {
 	an := testAnalyzers(t)
@@ -130,7 +144,7 @@ func TestBodyFieldCountsAsTheAnalyzer(t *testing.T) {
 	// across it, a pair where they follow each other.
 	gap := map[string]bool{"book": true, "shelf": true}
 	checkBodyField(t, an, "en", "book the shelf and book shelf", gap)
-	if _, pairs, _, _ := referenceCounts(an.forKey("en"), "book the shelf and book shelf", gap); !maps.Equal(pairs, map[string]int{"book shelf": 1}) {
+	if _, pairs, _, _, _ := referenceCounts(an.forKey("en"), "book the shelf and book shelf", gap); !maps.Equal(pairs, map[string]int{"book shelf": 1}) {
 		t.Errorf("reference pairs across a stop word: %v", pairs)
 	}
 }
