@@ -184,11 +184,14 @@ func (c *termCounts) at(term []byte, pos int) {
 }
 
 // locate gives every term counted by at its positions, packed into one
-// location: the first position, and the gaps to the next ones as the
-// location's array positions (no byte offsets: nothing reads them). A
-// location per position costs five numbers of the segment file each (field,
-// position, start, end, number of array positions); packed, a repeated word
-// costs one small gap. Three allocations for the whole field.
+// location: the first position, and the gaps to the next ones (no byte
+// offsets: nothing reads them). A location per position costs five numbers
+// of the segment file each (field, position, start, end, number of array
+// positions); packed, a repeated word costs one small gap. The first gap
+// takes the place of the start offset, the second that of the end, the
+// others are the location's array positions: the segment writes a start
+// and an end for every location, zeros included, and a gap is never zero
+// (packedPositions reads them back). Three allocations for the whole field.
 func (c *termCounts) locate() {
 	if c.occ == nil {
 		return // no term
@@ -218,7 +221,17 @@ func (c *termCounts) locate() {
 		l.End = o.pos
 	}
 	for i := range locs {
-		locs[i].End = 0
+		l := &locs[i]
+		l.End = 0
+		if gaps := l.ArrayPositions; len(gaps) > 0 {
+			l.Start, l.ArrayPositions = int(gaps[0]), gaps[1:]
+			if len(gaps) > 1 {
+				l.End, l.ArrayPositions = int(gaps[1]), gaps[2:]
+			}
+			if len(l.ArrayPositions) == 0 {
+				l.ArrayPositions = nil
+			}
+		}
 	}
 	clear(occ) // the buffer keeps no term alive
 	occBufs.Put(c.occ)

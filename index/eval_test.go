@@ -320,13 +320,13 @@ func TestBodyPhrasePositions(t *testing.T) {
 
 // location is a segment.Location at a position, for phraseMatcher.
 type location struct {
-	pos   uint64
-	array []uint64
+	pos, start, end uint64
+	array           []uint64
 }
 
 func (l location) Field() string            { return "" }
-func (l location) Start() uint64            { return 0 }
-func (l location) End() uint64              { return 0 }
+func (l location) Start() uint64            { return l.start }
+func (l location) End() uint64              { return l.end }
 func (l location) Pos() uint64              { return l.pos }
 func (l location) ArrayPositions() []uint64 { return l.array }
 func (l location) Size() int                { return 0 }
@@ -356,7 +356,7 @@ func FuzzPhraseMatcher(f *testing.F) {
 		for i, term := range terms {
 			if tf := freqs[term.term]; tf != nil {
 				for _, l := range tf.Locations {
-					locs[i] = append(locs[i], location{pos: uint64(l.Position), array: l.ArrayPositions})
+					locs[i] = append(locs[i], location{pos: uint64(l.Position), start: uint64(l.Start), end: uint64(l.End), array: l.ArrayPositions})
 				}
 			}
 		}
@@ -400,10 +400,7 @@ func FuzzPhraseMatcher(f *testing.F) {
 		unpacked := make([][]segment.Location, len(terms))
 		for i, l := range locs {
 			for _, x := range l {
-				p := x.Pos()
-				unpacked[i] = append(unpacked[i], location{pos: p})
-				for _, gap := range x.ArrayPositions() {
-					p += gap
+				for _, p := range packedPositions(nil, x) {
 					unpacked[i] = append(unpacked[i], location{pos: p})
 				}
 			}
@@ -483,7 +480,7 @@ func FuzzPhraseChecks(f *testing.F) {
 				continue
 			}
 			for _, l := range tf.Locations {
-				locs[i] = append(locs[i], location{pos: uint64(l.Position), array: l.ArrayPositions})
+				locs[i] = append(locs[i], location{pos: uint64(l.Position), start: uint64(l.Start), end: uint64(l.End), array: l.ArrayPositions})
 			}
 		}
 		if slices.Contains(covered, false) {

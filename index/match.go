@@ -465,14 +465,29 @@ func (m *phraseMatcher) reset() {
 func (m *phraseMatcher) addPacked(locs []segment.Location, off uint64) bool {
 	m.pos = m.pos[:0]
 	if len(locs) > 0 {
-		p := locs[0].Pos()
-		m.pos = append(m.pos, p)
-		for _, gap := range locs[0].ArrayPositions() {
-			p += gap
-			m.pos = append(m.pos, p)
-		}
+		m.pos = packedPositions(m.pos, locs[0])
 	}
 	return m.add(m.pos, off)
+}
+
+// packedPositions appends the positions a body term's location packs
+// (termCounts.locate): its position, then the gaps to the next ones in its
+// start, its end and its array positions (a zero start or end is no gap).
+func packedPositions(dst []uint64, l segment.Location) []uint64 {
+	p := l.Pos()
+	dst = append(dst, p)
+	for _, gap := range [2]uint64{l.Start(), l.End()} {
+		if gap == 0 {
+			return dst
+		}
+		p += gap
+		dst = append(dst, p)
+	}
+	for _, gap := range l.ArrayPositions() {
+		p += gap
+		dst = append(dst, p)
+	}
+	return dst
 }
 
 // add narrows the possible starts by one term's positions (sorted), the
