@@ -90,7 +90,8 @@
 //     a filter (field:value, collection:) scores nothing.
 //   - Bodies keep each word's frequency and positions, without byte
 //     offsets, packed in one location per word: the first position and the
-//     gaps to the next (bodyField, optBody); so do common-word pairs
+//     gaps to the next, the first two in the location's start and end
+//     (bodyField, optBody, packedPositions); so do common-word pairs
 //     (pairs.go). Every phrase is matched on them: the documents holding
 //     all its common-word pairs and the words no pair holds are narrowed
 //     by the group's other clauses, then checked by merging the sorted
