@@ -14,10 +14,9 @@ import (
 // with their positions packed in one location per word (phrases are
 // matched on them: locate, phraseMatcher.addPacked), and, when its
 // language has common words, its common-word pairs counted for the pair
-// field with their positions packed alike, all in one pass over the text.
-// A Bleve text field would make a token for every word and then a map
-// entry per word in a second pass: those were a fifth of a full build's CPU
-// and most of its garbage.
+// field, all in one pass over the text. A Bleve text field would make a
+// token for every word and then a map entry per word in a second pass:
+// those were a fifth of a full build's CPU and most of its garbage.
 //
 // With the neutral analyzer (Unicode words, lower-cased) an ASCII text is
 // counted from its lower-cased copy (words.AppendLower) without making
@@ -39,7 +38,7 @@ type bodyField struct {
 }
 
 // pairField is the pair field of a body (pairs.go), filled by its body's
-// analysis: each pair at its first word's position.
+// analysis.
 type pairField struct {
 	name  string
 	body  *bodyField
@@ -61,12 +60,10 @@ func (f *bodyField) Analyze() {
 		return
 	}
 	f.analyzed = true
-	// About one distinct word per 12 bytes of text, one distinct pair per
-	// 24 when the language has common words.
-	f.words = newTermCounts(len(f.text)/12, len(f.text)/2)
+	f.words = newTermCounts(len(f.text) / 12)
 	var pairs *termCounts
 	if f.pairs != nil {
-		f.pairs.pairs = newTermCounts(len(f.text)/24, len(f.text)/3)
+		f.pairs.pairs = newTermCounts(0)
 		pairs = &f.pairs.pairs
 	}
 	var prev []byte // the previous word when it is common, else nil
@@ -81,18 +78,11 @@ func (f *bodyField) Analyze() {
 			return
 		}
 		if prev != nil && follows {
-			// A pair is at its first word's position.
 			pair = append(append(append(pair[:0], prev...), ' '), term...)
-			pairs.at(pair, pos-1)
+			pairs.add(pair)
 		}
 		prev = term
 	}
-	defer func() { // on either path below
-		f.words.locate()
-		if pairs != nil {
-			pairs.locate()
-		}
-	}()
 	if f.neutral {
 		buf := lowerBufs.Get().(*[]byte)
 		defer lowerBufs.Put(buf)
@@ -105,6 +95,7 @@ func (f *bodyField) Analyze() {
 				pos++
 				word(lower[start:end:end], pos, true)
 			})
+			f.words.locate()
 			return
 		}
 	}
@@ -112,23 +103,21 @@ func (f *bodyField) Analyze() {
 	for i, t := range tokens {
 		word(t.Term, t.Position, i > 0 && t.Position == tokens[i-1].Position+1)
 	}
+	f.words.locate()
 }
 
 // lowerBufs lend the buffers bodies are lower-cased into.
 var lowerBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // termCounts counts the terms of one field of one document and, for a
-// body, keeps their positions. A field's terms, their counts and their keys
-// are allocated in a few blocks, not one by one: a body has hundreds of
-// distinct words, and they were a third of what a full build allocated.
+// body, keeps their positions.
 type termCounts struct {
 	freqs  bindex.TokenFrequencies
 	slab   []bindex.TokenFreq
-	keys   []byte // holds the terms' bytes
 	tokens int
 	// occ lists the body's words in order, by their counts and positions,
-	// until locate gives every term its locations (a buffer of occBufs).
-	occ *[]occurrence
+	// until locate gives every term its locations.
+	occ []occurrence
 }
 
 // occurrence is one word of a body at its position.
@@ -137,17 +126,8 @@ type occurrence struct {
 	pos int
 }
 
-// occBufs lend the buffers of occurrences, which locate gives back.
-var occBufs = sync.Pool{New: func() any { return new([]occurrence) }}
-
-// newTermCounts returns counts sized for about distinct terms of about
-// keyBytes bytes in all.
-func newTermCounts(distinct, keyBytes int) termCounts {
-	return termCounts{
-		freqs: make(bindex.TokenFrequencies, distinct),
-		slab:  make([]bindex.TokenFreq, 0, max(16, distinct)),
-		keys:  make([]byte, 0, max(64, keyBytes)),
-	}
+func newTermCounts(distinct int) termCounts {
+	return termCounts{freqs: make(bindex.TokenFrequencies, distinct)}
 }
 
 // add counts one occurrence of term (which it does not keep).
@@ -160,49 +140,32 @@ func (c *termCounts) add(term []byte) *bindex.TokenFreq {
 	if len(c.slab) == cap(c.slab) {
 		c.slab = make([]bindex.TokenFreq, 0, max(16, len(c.freqs)/2))
 	}
-	if cap(c.keys)-len(c.keys) < len(term) {
-		// A new block; the terms in the former one keep it.
-		c.keys = make([]byte, 0, max(256, cap(c.keys)/2, len(term)))
-	}
-	start := len(c.keys)
-	c.keys = append(c.keys, term...)
-	key := c.keys[start:len(c.keys):len(c.keys)]
-	c.slab = append(c.slab, bindex.TokenFreq{Term: key})
+	key := string(term)
+	c.slab = append(c.slab, bindex.TokenFreq{Term: unsafe.Slice(unsafe.StringData(key), len(key))})
 	tf := &c.slab[len(c.slab)-1]
 	tf.SetFrequency(1)
-	c.freqs[unsafe.String(unsafe.SliceData(key), len(key))] = tf
+	c.freqs[key] = tf
 	return tf
 }
 
 // at counts one occurrence of term at a position, kept for locate.
 func (c *termCounts) at(term []byte, pos int) {
-	if c.occ == nil {
-		c.occ = occBufs.Get().(*[]occurrence)
-		*c.occ = (*c.occ)[:0]
-	}
-	*c.occ = append(*c.occ, occurrence{c.add(term), pos})
+	c.occ = append(c.occ, occurrence{c.add(term), pos})
 }
 
 // locate gives every term counted by at its positions, packed into one
-// location: the first position, and the gaps to the next ones (no byte
-// offsets: nothing reads them). A location per position costs five numbers
-// of the segment file each (field, position, start, end, number of array
-// positions); packed, a repeated word costs one small gap. The first gap
-// takes the place of the start offset, the second that of the end, the
-// others are the location's array positions: the segment writes a start
-// and an end for every location, zeros included, and a gap is never zero
-// (packedPositions reads them back). Three allocations for the whole field.
+// location: the first position, and the gaps to the next ones as the
+// location's array positions (no byte offsets: nothing reads them). A
+// location per position costs five numbers of the segment file each (field,
+// position, start, end, number of array positions); packed, a repeated word
+// costs one small gap. Three allocations for the whole field.
 func (c *termCounts) locate() {
-	if c.occ == nil {
-		return // no term
-	}
-	occ := *c.occ
 	distinct := len(c.freqs)
 	locs := make([]bindex.TokenLocation, distinct)
 	ptrs := make([]*bindex.TokenLocation, distinct)
-	gaps := make([]uint64, len(occ)-distinct)
+	gaps := make([]uint64, len(c.occ)-distinct)
 	next, nextGap := 0, 0
-	for _, o := range occ {
+	for _, o := range c.occ {
 		if o.tf.Locations == nil {
 			l := &locs[next]
 			l.Position = o.pos
@@ -221,20 +184,8 @@ func (c *termCounts) locate() {
 		l.End = o.pos
 	}
 	for i := range locs {
-		l := &locs[i]
-		l.End = 0
-		if gaps := l.ArrayPositions; len(gaps) > 0 {
-			l.Start, l.ArrayPositions = int(gaps[0]), gaps[1:]
-			if len(gaps) > 1 {
-				l.End, l.ArrayPositions = int(gaps[1]), gaps[2:]
-			}
-			if len(l.ArrayPositions) == 0 {
-				l.ArrayPositions = nil
-			}
-		}
+		locs[i].End = 0
 	}
-	clear(occ) // the buffer keeps no term alive
-	occBufs.Put(c.occ)
 	c.occ = nil
 }
 
@@ -254,7 +205,7 @@ func (f *bodyField) AnalyzedTokenFrequencies() bindex.TokenFrequencies { return 
 func (f *pairField) Analyze()                                          { f.body.Analyze() }
 func (f *pairField) Name() string                                      { return f.name }
 func (f *pairField) ArrayPositions() []uint64                          { return nil }
-func (f *pairField) Options() bindex.FieldIndexingOptions              { return optBody }
+func (f *pairField) Options() bindex.FieldIndexingOptions              { return optKeyword }
 func (f *pairField) Value() []byte                                     { return nil }
 func (f *pairField) NumPlainTextBytes() uint64                         { return 0 }
 func (f *pairField) Size() int                                         { return 64 }

@@ -90,17 +90,16 @@
 //     a filter (field:value, collection:) scores nothing.
 //   - Bodies keep each word's frequency and positions, without byte
 //     offsets, packed in one location per word: the first position and the
-//     gaps to the next, the first two in the location's start and end
-//     (bodyField, optBody, packedPositions); so do common-word pairs
-//     (pairs.go). Every phrase is matched on them: the documents holding
-//     all its common-word pairs and the words no pair holds are narrowed
-//     by the group's other clauses, then checked by merging the sorted
-//     positions of those pairs and words (phraseChecks, phraseMatcher),
-//     rarest first. A two-word phrase of common words is one term of the
-//     pair field. Bodies without positions, checked against the text read
-//     from Git, were tried: see docs/decisions.md.
-//   - A body's words, common-word pairs and their positions are counted in
-//     one pass without tokens (bodyfield.go), into a few blocks per field.
+//     gaps to the next (bodyField, optBody). Every phrase is matched on
+//     them: the documents holding all its words (and common-word pairs)
+//     are narrowed by the group's other clauses, then checked by merging
+//     the words' sorted positions (phraseMatcher). A two-word phrase of common
+//     words is one term of the pair field (pairs.go); a longer phrase of
+//     common words takes its candidates from its pairs first. Bodies
+//     without positions, checked against the text read from Git, were
+//     tried: see docs/decisions.md.
+//   - A body's words, positions and common-word pairs are counted in one
+//     pass without tokens (bodyfield.go).
 //   - Hits take their frontmatter from a stored field (_data), read from
 //     the segment that holds them, and their snippet from the blob through
 //     the Mapper's TextMapper, which converts the body in one pass without

@@ -91,7 +91,7 @@ func (e *evaluation) matchSegment(chainPos int, es *evalSnap, si int, k int) (*s
 			}
 			for _, u := range unchecked {
 				cj, ai := u[0], u[1]
-				b, err := positionBits(es.meta, s, g[cj].alts[ai], roaring.And(altBits[gi][cj][ai], scope))
+				b, err := positionBits(s, g[cj].alts[ai], roaring.And(altBits[gi][cj][ai], scope))
 				if err != nil {
 					return nil, err
 				}
@@ -242,104 +242,55 @@ func prefixEnd(prefix []byte) []byte {
 // pairsOf returns the common-word pair terms of a body phrase in an index
 // that records pairs for its language.
 func pairsOf(meta *readerMeta, a planAlt) []string {
+	if a.lang == "" || meta == nil {
+		return nil
+	}
+	words := meta.common[a.lang]
 	var pairs []string
-	for i := range a.terms {
-		if isPair(meta, a, i) {
-			pairs = append(pairs, pairTerm(a, i))
+	for i := 1; i < len(a.terms); i++ {
+		p, t := a.terms[i-1], a.terms[i]
+		if t.pos == p.pos+1 && words[p.term] && words[t.term] {
+			pairs = append(pairs, p.term+" "+t.term)
 		}
 	}
 	return pairs
 }
 
-// isPair reports whether a body phrase's words i and i+1 follow each other
-// and are a common-word pair in the index.
-func isPair(meta *readerMeta, a planAlt, i int) bool {
-	if a.lang == "" || meta == nil || i+1 >= len(a.terms) {
-		return false
-	}
-	words := meta.common[a.lang]
-	p, t := a.terms[i], a.terms[i+1]
-	return t.pos == p.pos+1 && words[p.term] && words[t.term]
-}
-
-// pairTerm is the pair term of a body phrase's words i and i+1.
-func pairTerm(a planAlt, i int) string { return a.terms[i].term + " " + a.terms[i+1].term }
-
 // singlePair returns the pair term of a two-word phrase that is one
 // common-word pair in the index: the pair answers it alone.
 func singlePair(meta *readerMeta, a planAlt) (string, bool) {
-	if a.kind != altPhrase || len(a.terms) != 2 || !isPair(meta, a, 0) {
+	if a.kind != altPhrase || len(a.terms) != 2 {
 		return "", false
 	}
-	return pairTerm(a, 0), true
-}
-
-// phraseCheck is one term whose positions hold part of a phrase: a word, or
-// in a body a common-word pair (at its first word's position), off
-// positions after the phrase's first word.
-type phraseCheck struct {
-	field, term string
-	off         int
-}
-
-// phraseChecks returns the terms whose positions hold a phrase together:
-// each word of it, except that in a body the common-word pairs stand for
-// their two words. A pair's postings are a small part of its words' (a
-// document holding "of the" holds "of" and "the", most documents holding
-// "the" do not hold "of the"), and a check walks the postings of its terms
-// up to each candidate. Every word is covered by a pair where one holds it:
-// the pairs from the start two words at a time, and a word left over by
-// the pair that ends with it or starts with it.
-func phraseChecks(meta *readerMeta, a planAlt) []phraseCheck {
-	pairAt := func(i int) phraseCheck {
-		return phraseCheck{prefixPair + a.lang, pairTerm(a, i), a.terms[i].pos}
+	if pairs := pairsOf(meta, a); len(pairs) == 1 {
+		return pairs[0], true
 	}
-	var out []phraseCheck
-	for i := 0; i < len(a.terms); {
-		switch {
-		case isPair(meta, a, i):
-			out = append(out, pairAt(i))
-			i += 2
-			continue
-		case i > 0 && isPair(meta, a, i-1):
-			out = append(out, pairAt(i-1))
-		default:
-			out = append(out, phraseCheck{a.field, a.terms[i].term, a.terms[i].pos})
-		}
-		i++
-	}
-	return out
+	return "", false
 }
 
 // phraseBits returns the live documents that may hold the phrase: those
-// holding every common-word pair of it and every word no pair holds. When
-// the phrase is one pair, they hold it; otherwise check says that its
-// positions are still to check (positionBits), once the group's other
-// clauses have narrowed the candidates.
+// holding every common-word pair of it and every word. When the phrase is
+// one pair, they hold it; otherwise check says that its words' positions
+// are still to check (positionBits), once the group's other clauses have
+// narrowed the candidates.
 func (e *evaluation) phraseBits(es *evalSnap, s *evalSeg, a planAlt, live *roaring.Bitmap) (*roaring.Bitmap, bool, error) {
-	if pair, ok := singlePair(es.meta, a); ok {
-		b, err := s.termBits(prefixPair+a.lang, pair)
+	cand := live.Clone()
+	pairs := pairsOf(es.meta, a)
+	for _, p := range pairs {
+		b, err := s.termBits(prefixPair+a.lang, p)
 		if err != nil {
 			return nil, false, err
 		}
-		return roaring.And(live, b), false, nil // the pair is the phrase
+		cand.And(b)
 	}
-	cand := live.Clone()
-	// Every pair narrows the candidates, the ones the checks skip too.
-	var terms []fieldTerm
-	for _, p := range pairsOf(es.meta, a) {
-		terms = append(terms, fieldTerm{prefixPair + a.lang, p})
+	if len(a.terms) == 2 && len(pairs) == 1 {
+		return cand, false, nil // the pair is the phrase
 	}
-	for _, c := range phraseChecks(es.meta, a) {
-		if c.field == a.field {
-			terms = append(terms, fieldTerm{c.field, c.term})
-		}
-	}
-	for _, t := range terms {
+	for _, t := range a.terms {
 		if cand.IsEmpty() {
 			return cand, false, nil
 		}
-		b, err := s.termBits(t.field, t.term)
+		b, err := s.termBits(a.field, t.term)
 		if err != nil {
 			return nil, false, err
 		}
@@ -348,46 +299,37 @@ func (e *evaluation) phraseBits(es *evalSnap, s *evalSeg, a planAlt, live *roari
 	return cand, !cand.IsEmpty(), nil
 }
 
-// positionBits keeps the candidates (documents holding every term of the
-// phrase's checks) whose field holds the words in sequence, by their
-// positions. Each term's postings are walked once, in document order. In a
-// body (whose terms have no array positions) a candidate is checked term by
+// positionBits keeps the candidates (documents holding every word of the
+// phrase) whose field holds the words in sequence, by their positions.
+// Each term's postings are walked once, in document order. In a body
+// (whose words have no array positions) a candidate is checked term by
 // term from the rarest, and the terms after the first that leaves no
 // possible start are not read for it.
-func positionBits(meta *readerMeta, s *evalSeg, a planAlt, cand *roaring.Bitmap) (*roaring.Bitmap, error) {
-	body := strings.HasPrefix(a.field, prefixBody)
-	var checks []phraseCheck
-	if body {
-		checks = phraseChecks(meta, a)
-	} else {
-		for _, t := range a.terms {
-			checks = append(checks, phraseCheck{a.field, t.term, t.pos})
-		}
-	}
+func positionBits(s *evalSeg, a planAlt, cand *roaring.Bitmap) (*roaring.Bitmap, error) {
 	// One postings iterator per distinct term: a word said twice in the
 	// phrase is read once per document.
-	slot := make([]int, len(checks))
+	slot := make([]int, len(a.terms))
 	var its []segment.PostingsIterator
 	var counts []uint64
-	seen := map[fieldTerm]int{}
-	for i, c := range checks {
-		ft := fieldTerm{c.field, c.term}
-		if k, ok := seen[ft]; ok {
+	seen := map[string]int{}
+	for i, t := range a.terms {
+		if k, ok := seen[t.term]; ok {
 			slot[i] = k
 			continue
 		}
-		pl, err := s.postings(c.field, c.term)
+		pl, err := s.postings(a.field, t.term)
 		if err != nil {
 			return nil, err
 		}
-		seen[ft], slot[i] = len(its), len(its)
+		seen[t.term], slot[i] = len(its), len(its)
 		its = append(its, pl.Iterator(false, false, true, nil))
 		counts = append(counts, pl.Count())
 	}
-	order := make([]int, len(checks))
+	order := make([]int, len(a.terms))
 	for i := range order {
 		order[i] = i
 	}
+	body := strings.HasPrefix(a.field, prefixBody)
 	if body {
 		sort.SliceStable(order, func(x, y int) bool { return counts[slot[order[x]]] < counts[slot[order[y]]] })
 	}
@@ -403,13 +345,13 @@ func positionBits(meta *readerMeta, s *evalSeg, a planAlt, cand *roaring.Bitmap)
 			return nil, err
 		}
 		if p == nil || p.Number() != uint64(d) {
-			return nil, fmt.Errorf("index: %s of %q has no posting for candidate %d", checks[i].field, checks[i].term, d)
+			return nil, fmt.Errorf("index: %s of %q has no posting for candidate %d", a.field, a.terms[i].term, d)
 		}
 		read[k], cached[k] = true, p.Locations()
 		return cached[k], nil
 	}
 	out := roaring.New()
-	locs := make([][]segment.Location, len(checks))
+	locs := make([][]segment.Location, len(a.terms))
 	var m phraseMatcher
 	it := cand.Iterator()
 	for it.HasNext() {
@@ -423,7 +365,7 @@ func positionBits(meta *readerMeta, s *evalSeg, a planAlt, cand *roaring.Bitmap)
 				if err != nil {
 					return nil, err
 				}
-				if !m.addPacked(l, uint64(checks[i].off)) {
+				if !m.addPacked(l, uint64(a.terms[i].pos-a.terms[0].pos)) {
 					held = false
 					break
 				}
@@ -433,7 +375,7 @@ func positionBits(meta *readerMeta, s *evalSeg, a planAlt, cand *roaring.Bitmap)
 			}
 			continue
 		}
-		for i := range checks {
+		for i := range a.terms {
 			var err error
 			if locs[i], err = locations(i, d); err != nil {
 				return nil, err
@@ -465,29 +407,14 @@ func (m *phraseMatcher) reset() {
 func (m *phraseMatcher) addPacked(locs []segment.Location, off uint64) bool {
 	m.pos = m.pos[:0]
 	if len(locs) > 0 {
-		m.pos = packedPositions(m.pos, locs[0])
+		p := locs[0].Pos()
+		m.pos = append(m.pos, p)
+		for _, gap := range locs[0].ArrayPositions() {
+			p += gap
+			m.pos = append(m.pos, p)
+		}
 	}
 	return m.add(m.pos, off)
-}
-
-// packedPositions appends the positions a body term's location packs
-// (termCounts.locate): its position, then the gaps to the next ones in its
-// start, its end and its array positions (a zero start or end is no gap).
-func packedPositions(dst []uint64, l segment.Location) []uint64 {
-	p := l.Pos()
-	dst = append(dst, p)
-	for _, gap := range [2]uint64{l.Start(), l.End()} {
-		if gap == 0 {
-			return dst
-		}
-		p += gap
-		dst = append(dst, p)
-	}
-	for _, gap := range l.ArrayPositions() {
-		p += gap
-		dst = append(dst, p)
-	}
-	return dst
 }
 
 // add narrows the possible starts by one term's positions (sorted), the

@@ -30,8 +30,7 @@ var (
 // 3: bodies keep no word positions (an index of format 2 is rebuilt).
 // 4: bodies keep their word positions again (an index of format 3 is rebuilt).
 // 5: a body's positions are packed in one location per word (bodyField).
-// 6: common-word pairs keep their positions, packed as a body's words.
-const metaFormat = 6
+const metaFormat = 5
 
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))

@@ -9,12 +9,9 @@ import (
 // read the longest position lists of the index. An index therefore also
 // indexes, in a field of its own per language ("pair.en"), every two
 // adjacent body words that are both among the language's most frequent
-// ones, joined by a space, with their positions (the first word's, packed
-// as a body's words are). A two-word phrase of such words is answered by
-// one term of that field; a longer phrase is checked on the positions of
-// its pairs and of the words no pair holds (phraseChecks), in the
-// documents holding every pair: a pair's postings are a small part of its
-// words', and a check reads a term's postings up to each candidate.
+// ones, joined by a space. A two-word phrase of such words is answered by
+// one term of that field; a longer phrase's positions are checked only in
+// the documents holding every pair.
 //
 // The common words are chosen when a full index is built, from a sample of
 // its documents, and recorded in its metadata; incremental compiles keep
