@@ -95,9 +95,7 @@ type rawSession struct {
 // over in-memory pipes: the bridge copies every byte.
 func pipeSession(t *testing.T, ctx context.Context, conn *owner.Conn, sess owner.Session) *rawSession {
 	t.Helper()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	return bridgeSession(t, ctx, conn, sess, inR, inW, outR, outW, nil, latestVersion)
+	return modeSession(t, ctx, conn, "byte pipe", sess, latestVersion)
 }
 
 // latestVersion is the MCP version raw sessions ask for unless told.
@@ -108,16 +106,7 @@ const latestVersion = "2025-06-18"
 func modeSession(t *testing.T, ctx context.Context, conn *owner.Conn, mode string, sess owner.Session, version string) *rawSession {
 	t.Helper()
 	if mode == "stdio" {
-		inR, inW, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		outR, outW, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { inR.Close(); inW.Close(); outR.Close() })
-		return bridgeSession(t, ctx, conn, sess, inR, inW, outR, outW, nil, version)
+		return stdioSession(t, ctx, conn, sess, nil, version)
 	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -129,6 +118,13 @@ func modeSession(t *testing.T, ctx context.Context, conn *owner.Conn, mode strin
 // session); redial finds the owner again when it changes.
 func osPipeSession(t *testing.T, ctx context.Context, conn *owner.Conn, sess owner.Session, redial owner.Redial) *rawSession {
 	t.Helper()
+	return stdioSession(t, ctx, conn, sess, redial, latestVersion)
+}
+
+// stdioSession is a raw session over OS pipes whose client asks for MCP
+// version version.
+func stdioSession(t *testing.T, ctx context.Context, conn *owner.Conn, sess owner.Session, redial owner.Redial, version string) *rawSession {
+	t.Helper()
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +134,7 @@ func osPipeSession(t *testing.T, ctx context.Context, conn *owner.Conn, sess own
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { inR.Close(); inW.Close(); outR.Close() })
-	return bridgeSession(t, ctx, conn, sess, inR, inW, outR, outW, redial, latestVersion)
+	return bridgeSession(t, ctx, conn, sess, inR, inW, outR, outW, redial, version)
 }
 
 func bridgeSession(t *testing.T, ctx context.Context, conn *owner.Conn, sess owner.Session,

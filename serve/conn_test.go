@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -13,30 +12,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// lockedBuffer is the answers a sessionConn writes.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // TestSessionConnBatchAnswers: the answers of a batch's calls, written at
 // once by the handlers answering them, go out as one array, once (make
 // test runs it under -race).
 func TestSessionConnBatchAnswers(t *testing.T) {
 	for range 3000 {
-		out := &lockedBuffer{}
+		out := &crashLog{}
 		in := `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]` + "\n"
 		s := newSessionConn(strings.NewReader(in), out, io.NopCloser(nil), nil)
 		var wg sync.WaitGroup
@@ -79,7 +60,7 @@ func TestSessionConnDecode(t *testing.T) {
 		}
 	}
 	for _, line := range []string{`{"JSONRPC":"2.0","ID":7,"METHOD":"ping"}`, `{"jsonrpc":"2.0","id":`} {
-		out := &lockedBuffer{}
+		out := &crashLog{}
 		s := newSessionConn(strings.NewReader(line+"\n"), out, io.NopCloser(nil), nil)
 		if _, err := s.Read(context.Background()); err != io.EOF {
 			t.Errorf("%s: %v", line, err)

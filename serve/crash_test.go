@@ -320,7 +320,8 @@ func TestAnonymousCompilations(t *testing.T) {
 	}
 }
 
-// crashLog collects what package crash logs while a test runs.
+// crashLog collects what a test's code writes (package crash's log, a
+// session's answers) from any goroutine.
 type crashLog struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
