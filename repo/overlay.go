@@ -156,22 +156,28 @@ func (r *Repo) Overlay(base, top string, paths []string) (string, error) {
 		return "", err
 	}
 	w := &commitWriter{r: r}
+	return w.viewCommit(root, edits, "graft view: "+baseSHA+" with paths of "+topSHA+"\n", []plumbing.Hash{plumbing.NewHash(topSHA)})
+}
+
+// viewCommit writes a view's commit, referenced by no branch: root with
+// edits (an empty tree when nothing is left), signed as graft at
+// overlayTime, so that one view is always the same commit.
+func (w *commitWriter) viewCommit(root plumbing.Hash, edits []commitEdit, message string, parents []plumbing.Hash) (string, error) {
 	newRoot := root
 	if len(edits) > 0 {
+		var err error
 		if newRoot, err = w.tree(root, edits, 0); err != nil {
 			return "", err
 		}
 	}
 	if newRoot.IsZero() {
+		var err error
 		if newRoot, err = w.encode(&object.Tree{}); err != nil {
 			return "", err
 		}
 	}
 	sig := object.Signature{Name: commitCommitter.Name, Email: commitCommitter.Email, When: overlayTime}
-	c := &object.Commit{Author: sig, Committer: sig, TreeHash: newRoot,
-		Message:      "graft view: " + baseSHA + " with paths of " + topSHA + "\n",
-		ParentHashes: []plumbing.Hash{plumbing.NewHash(topSHA)}}
-	h, err := w.encode(c)
+	h, err := w.encode(&object.Commit{Author: sig, Committer: sig, TreeHash: newRoot, Message: message, ParentHashes: parents})
 	if err != nil {
 		return "", err
 	}

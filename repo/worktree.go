@@ -11,7 +11,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/graft-studio/graft/errs"
 )
@@ -99,24 +98,7 @@ func (r *Repo) WorktreeView(ref, dir string) (string, error) {
 		}
 		edits = append(edits, commitEdit{segs: strings.Split(p, "/"), blob: h, mode: filemode.Regular})
 	}
-	newRoot := root
-	if len(edits) > 0 {
-		if newRoot, err = w.tree(root, edits, 0); err != nil {
-			return "", err
-		}
-	}
-	if newRoot.IsZero() {
-		if newRoot, err = w.encode(&object.Tree{}); err != nil {
-			return "", err
-		}
-	}
-	sig := object.Signature{Name: commitCommitter.Name, Email: commitCommitter.Email, When: overlayTime}
-	h, err := w.encode(&object.Commit{Author: sig, Committer: sig, TreeHash: newRoot,
-		Message: "graft view: the worktree's " + dir + "\n", ParentHashes: parents})
-	if err != nil {
-		return "", err
-	}
-	return h.String(), nil
+	return w.viewCommit(root, edits, "graft view: the worktree's "+dir+"\n", parents)
 }
 
 // WorktreeStatus compares the folder dir in the worktree with ref's tree:
