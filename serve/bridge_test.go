@@ -188,12 +188,7 @@ func TestSessionBatchCap(t *testing.T) {
 	ctx, conn, dir := startOwner(t, nil)
 	for _, mode := range []string{"byte pipe", "stdio"} {
 		t.Run(mode, func(t *testing.T) {
-			var rs *rawSession
-			if mode == "stdio" {
-				rs = osPipeSession(t, ctx, conn, owner.Session{Caller: opCaller}, nil)
-			} else {
-				rs = pipeSession(t, ctx, conn, owner.Session{Caller: opCaller})
-			}
+			rs := modeSession(t, ctx, conn, mode, owner.Session{Caller: opCaller}, latestVersion)
 			batchCapped(t, rs)
 		})
 	}
@@ -286,12 +281,7 @@ func TestSessionAnswersAfterInputEnds(t *testing.T) {
 	ctx, conn, _ := startOwner(t, nil)
 	for _, mode := range []string{"byte pipe", "stdio"} {
 		t.Run(mode, func(t *testing.T) {
-			var rs *rawSession
-			if mode == "stdio" {
-				rs = osPipeSession(t, ctx, conn, owner.Session{Caller: opCaller}, nil)
-			} else {
-				rs = pipeSession(t, ctx, conn, owner.Session{Caller: opCaller})
-			}
+			rs := modeSession(t, ctx, conn, mode, owner.Session{Caller: opCaller}, latestVersion)
 			rs.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_content","arguments":{"query":"post"}}}`)
 			rs.send(`{"jsonrpc":"2.0","id":"two","method":"tools/call","params":{"name":"write_content","arguments":{"collection":"notes","slug":"late-` + strings.ReplaceAll(mode, " ", "-") + `","data":{"title":"Late"},"body":"x\n"}}}`)
 			rs.send(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)

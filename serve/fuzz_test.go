@@ -66,34 +66,34 @@ const sessionHello = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"p
 // session to its end.
 func sessionBytes(t *testing.T, path string, body []byte) {
 	t.Helper()
+	c := openSession(t, path, body)
+	defer c.Close()
+	c.(*net.UnixConn).CloseWrite()
+	io.Copy(io.Discard, c) // the session ends: the owner closes it
+}
+
+// openSession opens an MCP session on the owner socket as the operator and
+// sends the handshake and line.
+func openSession(t *testing.T, path string, line []byte) net.Conn {
+	t.Helper()
 	c, err := net.Dial("unix", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
 	msg := append(Session{Caller: operator}.Preamble(), sessionHello...)
-	msg = append(append(msg, body...), '\n')
-	if _, err := c.Write(msg); err != nil {
-		t.Fatalf("%.200q: %v", body, err)
+	if _, err := c.Write(append(append(msg, line...), '\n')); err != nil {
+		c.Close()
+		t.Fatalf("%.200q: %v", line, err)
 	}
-	c.(*net.UnixConn).CloseWrite()
-	io.Copy(io.Discard, c) // the session ends: the owner closes it
+	return c
 }
 
 // sessionCall calls list_collections in a new session on the owner socket
 // and returns the answer's line.
 func sessionCall(t *testing.T, path string) string {
 	t.Helper()
-	c, err := net.Dial("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := openSession(t, path, []byte(toolCall("list_collections", map[string]any{})))
 	defer c.Close()
-	msg := append(Session{Caller: operator}.Preamble(), sessionHello...)
-	msg = append(msg, toolCall("list_collections", map[string]any{})+"\n"...)
-	if _, err := c.Write(msg); err != nil {
-		t.Fatal(err)
-	}
 	r := bufio.NewReader(c)
 	for {
 		line, err := r.ReadString('\n')
