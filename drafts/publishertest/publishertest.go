@@ -528,20 +528,14 @@ func Run(t *testing.T, newPub func(t *testing.T) (drafts.Publisher, *repo.Repo))
 		const opens = 8
 		numbers := make([]int, opens)
 		failures := make([]error, opens)
-		var wg sync.WaitGroup
-		for i := range opens {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				h := fmt.Sprintf("%sada-20260101-00000%d", drafts.ReviewPrefix, i)
-				file := fmt.Sprintf("content/posts/c%d.md", i)
-				rv, _, err := pub.OpenReview(ctx, drafts.ReviewRequest{Head: h, Base: "main", Title: "Publish " + h,
-					Identity: "agent:ada", Author: ada, Message: "Publish " + h + "\n\n" + drafts.ParentTrailer + ": main\n",
-					Changes: []repo.Change{{Path: file, Content: []byte(h + "\n"), Base: repo.MustNotExist}}})
-				numbers[i], failures[i] = rv.Number, err
-			}()
-		}
-		wg.Wait()
+		concurrently(opens, func(i int) {
+			h := fmt.Sprintf("%sada-20260101-00000%d", drafts.ReviewPrefix, i)
+			file := fmt.Sprintf("content/posts/c%d.md", i)
+			rv, _, err := pub.OpenReview(ctx, drafts.ReviewRequest{Head: h, Base: "main", Title: "Publish " + h,
+				Identity: "agent:ada", Author: ada, Message: "Publish " + h + "\n\n" + drafts.ParentTrailer + ": main\n",
+				Changes: []repo.Change{{Path: file, Content: []byte(h + "\n"), Base: repo.MustNotExist}}})
+			numbers[i], failures[i] = rv.Number, err
+		})
 		seen := map[int]int{}
 		for i, n := range numbers {
 			if failures[i] != nil {
@@ -597,15 +591,9 @@ func Run(t *testing.T, newPub func(t *testing.T) (drafts.Publisher, *repo.Repo))
 		contested := drafts.ReviewPrefix + "ada-20260101-000002"
 		const opens = 6
 		failures := make([]error, opens)
-		var wg sync.WaitGroup
-		for i := range opens {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_, failures[i] = open(contested, fmt.Sprintf("content/posts/rival%d.md", i))
-			}()
-		}
-		wg.Wait()
+		concurrently(opens, func(i int) {
+			_, failures[i] = open(contested, fmt.Sprintf("content/posts/rival%d.md", i))
+		})
 		won := -1
 		for i, err := range failures {
 			switch {
@@ -716,4 +704,13 @@ func Run(t *testing.T, newPub func(t *testing.T) (drafts.Publisher, *repo.Repo))
 			t.Errorf("merged review %+v %v", after.Review, err)
 		}
 	})
+}
+
+// concurrently runs fn(0) … fn(n-1) at once and waits for them.
+func concurrently(n int, fn func(i int)) {
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { fn(i) })
+	}
+	wg.Wait()
 }
