@@ -89,8 +89,8 @@ func (s *sessionConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if s.tap != nil && !s.tap(line) {
 			s.tap = nil
 		}
-		if code, err := s.take(line); err != nil {
-			if werr := s.writeLine(rpcError(code, err)); werr != nil {
+		if r := s.take(line); r != nil {
+			if werr := s.writeLine(rpcError(r.code, r.err)); werr != nil {
 				return nil, werr
 			}
 		}
@@ -130,14 +130,13 @@ func (s *sessionConn) readLine() ([]byte, error) {
 	return bytes.TrimRight(line, "\r\n"), nil
 }
 
-// take decodes a line into the messages Read returns next; a line it
-// refuses comes back as an error with its JSON-RPC code.
-func (s *sessionConn) take(line []byte) (int64, *errs.Error) {
+// take decodes a line into the messages Read returns next, or refuses it.
+func (s *sessionConn) take(line []byte) *refusal {
 	t := bytes.TrimLeft(line, " \t")
 	if t[0] != '[' {
-		m, err := s.decode(t)
-		if err != nil {
-			return codeOf(err), err
+		m, r := s.decode(t)
+		if r != nil {
+			return r
 		}
 		if req, ok := m.(*jsonrpc.Request); ok && req.IsCall() {
 			s.mu.Lock()
@@ -149,31 +148,31 @@ func (s *sessionConn) take(line []byte) (int64, *errs.Error) {
 			s.mu.Unlock()
 		}
 		s.queue = []jsonrpc.Message{m}
-		return 0, nil
+		return nil
 	}
 	var elems []json.RawMessage
 	if err := json.Unmarshal(t, &elems); err != nil {
-		return jsonrpc.CodeParseError, parseError(err)
+		return parseError(err)
 	}
 	switch {
 	case len(elems) == 0:
-		return jsonrpc.CodeInvalidRequest, invalidRequest("an empty JSON-RPC batch")
+		return invalidRequest("an empty JSON-RPC batch")
 	case len(elems) > MaxBatch:
-		return jsonrpc.CodeInvalidRequest, batchTooLarge(len(elems))
+		return &refusal{jsonrpc.CodeInvalidRequest, batchTooLarge(len(elems))}
 	case s.batchless.Load():
-		return jsonrpc.CodeInvalidRequest, errs.New(errs.InputValidationFailed, "JSON-RPC batches are not part of MCP since its version 2025-06-18, the one this session speaks").
-			WithFix("send one message per line")
+		return &refusal{jsonrpc.CodeInvalidRequest, errs.New(errs.InputValidationFailed, "JSON-RPC batches are not part of MCP since its version 2025-06-18, the one this session speaks").
+			WithFix("send one message per line")}
 	}
 	msgs := make([]jsonrpc.Message, len(elems))
 	b := &answerBatch{index: map[jsonrpc.ID]int{}}
 	for i, e := range elems {
-		m, err := s.decode(e)
-		if err != nil {
-			return codeOf(err), err
+		m, r := s.decode(e)
+		if r != nil {
+			return r
 		}
 		if req, ok := m.(*jsonrpc.Request); ok && req.IsCall() {
 			if _, dup := b.index[req.ID]; dup {
-				return jsonrpc.CodeInvalidRequest, invalidRequest("a JSON-RPC batch names the id %v twice", req.ID.Raw())
+				return invalidRequest("a JSON-RPC batch names the id %v twice", req.ID.Raw())
 			}
 			b.index[req.ID] = len(b.answers)
 			b.answers = append(b.answers, nil)
@@ -185,7 +184,7 @@ func (s *sessionConn) take(line []byte) (int64, *errs.Error) {
 		for id := range b.index {
 			if _, taken := s.batches[id]; taken || s.open[id] {
 				s.mu.Unlock()
-				return jsonrpc.CodeInvalidRequest, invalidRequest("a JSON-RPC batch names the id %v of a call not answered yet", id.Raw())
+				return invalidRequest("a JSON-RPC batch names the id %v of a call not answered yet", id.Raw())
 			}
 		}
 		for id := range b.index {
@@ -194,7 +193,7 @@ func (s *sessionConn) take(line []byte) (int64, *errs.Error) {
 		s.mu.Unlock()
 	}
 	s.queue = msgs
-	return 0, nil
+	return nil
 }
 
 // The members of a JSON-RPC message. They are matched exactly: encoding/json
@@ -210,7 +209,7 @@ const (
 )
 
 // decode decodes one JSON-RPC message.
-func (s *sessionConn) decode(b []byte) (jsonrpc.Message, *errs.Error) {
+func (s *sessionConn) decode(b []byte) (jsonrpc.Message, *refusal) {
 	var w map[string]json.RawMessage
 	if err := json.Unmarshal(b, &w); err != nil {
 		return nil, parseError(err)
@@ -257,27 +256,24 @@ func (s *sessionConn) decode(b []byte) (jsonrpc.Message, *errs.Error) {
 	return res, nil
 }
 
-// invalidRequest is a message that is JSON but not JSON-RPC.
-func invalidRequest(format string, args ...any) *errs.Error {
-	return errs.New(errs.InputValidationFailed, format, args...).
-		WithFix("send JSON-RPC 2.0 messages, one per line")
+// refusal is a line a session refuses: the JSON-RPC error's code and the
+// catalog error its data carries.
+type refusal struct {
+	code int64
+	err  *errs.Error
 }
 
-// codeOf is the JSON-RPC code of a message refused: a parse error, or an
-// invalid request.
-func codeOf(e *errs.Error) int64 {
-	if e.Fix == parseFix {
-		return jsonrpc.CodeParseError
-	}
-	return jsonrpc.CodeInvalidRequest
+// invalidRequest is a message that is JSON but not JSON-RPC.
+func invalidRequest(format string, args ...any) *refusal {
+	return &refusal{jsonrpc.CodeInvalidRequest, errs.New(errs.InputValidationFailed, format, args...).
+		WithFix("send JSON-RPC 2.0 messages, one per line")}
 }
 
 // parseError is a line that is not JSON.
-func parseError(err error) *errs.Error {
-	return errs.New(errs.InputValidationFailed, "a line that is not JSON: %v", err).WithFix(parseFix)
+func parseError(err error) *refusal {
+	return &refusal{jsonrpc.CodeParseError, errs.New(errs.InputValidationFailed, "a line that is not JSON: %v", err).
+		WithFix("send one JSON-RPC message (or batch) per line, each a JSON text")}
 }
-
-const parseFix = "send one JSON-RPC message (or batch) per line, each a JSON text"
 
 // Write sends a message of the session: an answer to a call of a batch
 // waits for the batch's other answers, and goes with them. An answer to
