@@ -38,6 +38,7 @@ type sessionConn struct {
 	w     io.Writer              // the session's answers
 	c     io.Closer              // what ends the session
 	tap   func(line []byte) bool // sees each line read until it returns false
+	lane  *lane                  // answers the calls the server takes directly (nil: none)
 	queue []jsonrpc.Message      // the rest of the last line read (Read's goroutine only)
 	// batchless is set once the session's protocol, as the server answered
 	// initialize, has no JSON-RPC batches (2025-06-18 and later).
@@ -138,14 +139,30 @@ func (s *sessionConn) take(line []byte) *refusal {
 		if r != nil {
 			return r
 		}
-		if req, ok := m.(*jsonrpc.Request); ok && req.IsCall() {
-			s.mu.Lock()
-			// An id in use is refused by the go-sdk, its answer naming no
-			// id: only a new one is waited for.
-			if !s.open[req.ID] && s.batches[req.ID] == nil {
-				s.open[req.ID] = true
+		if req, ok := m.(*jsonrpc.Request); ok {
+			switch {
+			case req.IsCall():
+				if s.lane != nil && s.lane.holds(req.ID) {
+					// The go-sdk knows nothing of the lane's call: its
+					// refusal of an id in use is given here. (A failed
+					// write fails the next read too.)
+					s.writeLine(append(duplicateID(req.ID), '\n'))
+					return nil
+				}
+				s.mu.Lock()
+				// An id in use is refused by the go-sdk, its answer naming no
+				// id: only a new one is waited for.
+				fresh := !s.open[req.ID] && s.batches[req.ID] == nil
+				if fresh {
+					s.open[req.ID] = true
+				}
+				s.mu.Unlock()
+				if fresh && s.lane != nil && s.lane.take(req) {
+					return nil
+				}
+			case req.Method == "notifications/cancelled" && s.lane != nil:
+				s.lane.cancelCall(req.Params)
 			}
-			s.mu.Unlock()
 		}
 		s.queue = []jsonrpc.Message{m}
 		return nil
@@ -284,20 +301,26 @@ func (s *sessionConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if !isAnswer {
 		return s.encodeLine(msg)
 	}
+	return s.answer(res.ID, res, nil)
+}
+
+// answer sends the answer to the call id: res, or the message msg already
+// encoded (the direct lane's, never one of a batch).
+func (s *sessionConn) answer(id jsonrpc.ID, res *jsonrpc.Response, msg []byte) error {
 	s.mu.Lock()
-	b := s.batches[res.ID]
+	b := s.batches[id]
 	if b != nil {
-		delete(s.batches, res.ID)
-		b.answers[b.index[res.ID]] = res
+		delete(s.batches, id)
+		b.answers[b.index[id]] = res
 		b.left--
 	} else {
-		delete(s.open, res.ID)
+		delete(s.open, id)
 	}
 	complete := b == nil || b.left == 0 // decided here, once
 	if complete {
 		s.writing++
 	}
-	initialized := s.initID != nil && *s.initID == res.ID
+	initialized := res != nil && s.initID != nil && *s.initID == id
 	s.mu.Unlock()
 	if initialized && res.Result != nil {
 		var r struct {
@@ -312,9 +335,12 @@ func (s *sessionConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return nil
 	}
 	var err error
-	if b == nil {
+	switch {
+	case msg != nil:
+		err = s.writeLine(append(msg, '\n'))
+	case b == nil:
 		err = s.encodeLine(res)
-	} else {
+	default:
 		err = s.writeBatch(b.answers)
 	}
 	s.mu.Lock()
@@ -392,7 +418,12 @@ func (s *sessionConn) drain() {
 
 // Close ends the session.
 func (s *sessionConn) Close() error {
-	s.once.Do(func() { close(s.closed) })
+	s.once.Do(func() {
+		close(s.closed)
+		if s.lane != nil {
+			s.lane.close()
+		}
+	})
 	return s.c.Close()
 }
 

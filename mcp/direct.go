@@ -1,0 +1,137 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The direct lane. A session connection that reads its own messages (the
+// owner's) may hand a call to the server itself instead of to the go-sdk's
+// JSON-RPC layer, which costs a warm get_content more than graft does: it
+// decodes the params twice, runs the call three goroutine hops away from
+// the line that carried it, and encodes the result twice.
+//
+// The lane takes only what it answers exactly as the go-sdk would: a
+// tools/call of a read tool, on a session initialized with initialize,
+// whose params are a JSON object of "name" and "arguments" alone. Anything
+// else (_meta and its progress token, the per-request protocol, an unknown
+// tool, a write) goes to the go-sdk. A call on the lane runs through the
+// same receiving middleware (panic recovery, error codes, the caller's
+// Options.Middleware) and the same tool handler; its answer is encoded as
+// the go-sdk encodes one. TestDirectLaneAnswersAsTheSDK holds the lane to
+// that, byte for byte.
+
+// DirectCall is a tools/call the server answers itself (Server.Direct).
+type DirectCall struct {
+	srv     *Server
+	ss      *sdk.ServerSession
+	id      jsonrpc.ID
+	params  *sdk.CallToolParamsRaw
+	handler sdk.ToolHandler
+}
+
+// ID is the call's JSON-RPC id.
+func (c *DirectCall) ID() jsonrpc.ID { return c.id }
+
+// Direct returns req as a call the server answers itself, or false when
+// the go-sdk must answer it (see the direct lane above). ss is the session
+// req was read on.
+func (s *Server) Direct(ss *sdk.ServerSession, req *jsonrpc.Request) (*DirectCall, bool) {
+	if req.Method != "tools/call" || !req.IsCall() || ss == nil || ss.InitializeParams() == nil {
+		return nil, false
+	}
+	var members map[string]json.RawMessage
+	if json.Unmarshal(req.Params, &members) != nil || members == nil {
+		return nil, false
+	}
+	params := &sdk.CallToolParamsRaw{}
+	for k, v := range members {
+		switch k {
+		case "name":
+			if json.Unmarshal(v, &params.Name) != nil {
+				return nil, false
+			}
+		case "arguments":
+			params.Arguments = v
+		default:
+			return nil, false
+		}
+	}
+	tools := s.direct.Load()
+	if tools == nil {
+		return nil, false
+	}
+	h := (*tools)[params.Name]
+	if h == nil {
+		return nil, false
+	}
+	return &DirectCall{srv: s, ss: ss, id: req.ID, params: params, handler: h}, true
+}
+
+// Answer runs the call and returns its JSON-RPC response as one message
+// (no newline), encoded as the go-sdk encodes it.
+func (c *DirectCall) Answer(ctx context.Context) []byte {
+	handler := c.srv.receiving(func(ctx context.Context, _ string, req sdk.Request) (sdk.Result, error) {
+		res, err := c.handler(ctx, req.(*sdk.CallToolRequest))
+		if err == nil && res != nil && res.Content == nil {
+			// As the go-sdk's callTool: content is never null.
+			res.Content = []sdk.Content{}
+		}
+		return res, err
+	})
+	res, err := handler(ctx, "tools/call", &sdk.CallToolRequest{Session: c.ss, Params: c.params})
+	var result []byte
+	if err == nil {
+		result, err = marshalWire(res)
+	}
+	if err != nil {
+		msg, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: c.id, Error: err})
+		return msg
+	}
+	id, err := marshalWire(c.id.Raw())
+	if err != nil {
+		msg, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: c.id, Result: result})
+		return msg
+	}
+	out := make([]byte, 0, len(result)+len(id)+32)
+	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	out = append(out, id...)
+	out = append(out, `,"result":`...)
+	out = append(out, result...)
+	return append(out, '}')
+}
+
+// marshalWire encodes v as the go-sdk's JSON-RPC layer does: encoding/json
+// without HTML escaping.
+func marshalWire(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// use adds receiving middleware to the go-sdk server and keeps it for the
+// direct lane, which wraps its handler the same way.
+func (s *Server) use(mw ...sdk.Middleware) {
+	s.sdk.AddReceivingMiddleware(mw...)
+	s.middleware = append(s.middleware, mw)
+}
+
+// receiving wraps h in the receiving middleware, as the go-sdk wraps its
+// handler: each use wraps what is there, the first of one use outermost.
+func (s *Server) receiving(h sdk.MethodHandler) sdk.MethodHandler {
+	for _, group := range s.middleware {
+		for _, mw := range slices.Backward(group) {
+			h = mw(h)
+		}
+	}
+	return h
+}

@@ -1,0 +1,161 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/graft-studio/graft/crash"
+	"github.com/graft-studio/graft/mcp"
+)
+
+// lane answers a session's calls that the MCP server answers itself
+// (mcp.Server.Direct, the direct lane) on a goroutine of its own, one call
+// at a time: a call read while the lane is busy goes to the go-sdk, as does
+// every call the server does not take. The goroutine keeps its stack from
+// call to call, and the call is answered one hop from the line that
+// carried it.
+type lane struct {
+	srv  *mcp.Server
+	ss   atomic.Pointer[sdk.ServerSession] // set once the session is connected
+	jobs chan laneJob                      // holds the call handed over, at most one
+
+	ctx  context.Context // ends with the session
+	stop context.CancelFunc
+
+	mu     sync.Mutex
+	busy   bool
+	id     jsonrpc.ID         // the call on the lane, while busy
+	cancel context.CancelFunc // cancels it
+}
+
+// laneJob is a call handed to the lane, with its context.
+type laneJob struct {
+	call *mcp.DirectCall
+	ctx  context.Context
+}
+
+// connectSession serves one MCP session of srv on conn, with a direct
+// lane.
+func connectSession(ctx context.Context, srv *mcp.Server, conn *sessionConn, sess mcp.Session) (*sdk.ServerSession, error) {
+	conn.lane = newLane(srv)
+	ss, err := srv.ConnectSession(ctx, conn, sess)
+	if err != nil {
+		conn.lane.close()
+		return nil, err
+	}
+	conn.lane.start(ss, conn)
+	return ss, nil
+}
+
+// newLane is the lane of one session of srv.
+func newLane(srv *mcp.Server) *lane {
+	ctx, stop := context.WithCancel(context.Background())
+	return &lane{srv: srv, jobs: make(chan laneJob, 1), ctx: ctx, stop: stop}
+}
+
+// start runs the lane's goroutine for the session ss, answering through
+// conn, until the session closes.
+func (l *lane) start(ss *sdk.ServerSession, conn *sessionConn) {
+	l.ss.Store(ss)
+	go func() {
+		for {
+			select {
+			case j := <-l.jobs:
+				l.answer(j, conn)
+			case <-l.ctx.Done():
+				return
+			}
+		}
+	}()
+}
+
+// take hands req to the lane when the server answers it directly and the
+// lane is free; false leaves req to the go-sdk. The caller has checked
+// that req's id is not the id of a call in flight.
+func (l *lane) take(req *jsonrpc.Request) bool {
+	ss := l.ss.Load()
+	if ss == nil || l.isBusy() {
+		return false
+	}
+	c, ok := l.srv.Direct(ss, req)
+	if !ok {
+		return false
+	}
+	ctx, cancel := context.WithCancel(l.ctx)
+	l.mu.Lock()
+	l.busy, l.id, l.cancel = true, c.ID(), cancel
+	l.mu.Unlock()
+	l.jobs <- laneJob{c, ctx} // never blocks: only the reading goroutine sends, and only when the lane is free
+	return true
+}
+
+func (l *lane) isBusy() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.busy
+}
+
+// answer runs one call and writes its answer.
+func (l *lane) answer(j laneJob, conn *sessionConn) {
+	var msg []byte
+	err := crash.Do("MCP tools/call (direct lane)", func() error {
+		msg = j.call.Answer(j.ctx)
+		return nil
+	})
+	if err != nil {
+		msg, _ = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: j.call.ID(), Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}})
+	}
+	// Free before the answer is out: a client may use the id again as
+	// soon as it has the answer.
+	l.mu.Lock()
+	l.cancel()
+	l.busy, l.id, l.cancel = false, jsonrpc.ID{}, nil
+	l.mu.Unlock()
+	conn.answer(j.call.ID(), nil, msg)
+}
+
+// holds reports whether id is the id of the call on the lane.
+func (l *lane) holds(id jsonrpc.ID) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.busy && l.id == id
+}
+
+// cancelCall cancels the call on the lane when a notifications/cancelled
+// names it (the go-sdk, which gets the notification too, knows no such
+// call and ignores it).
+func (l *lane) cancelCall(params json.RawMessage) {
+	var p struct {
+		RequestID any `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	id, err := jsonrpc.MakeID(p.RequestID)
+	if err != nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.busy && l.id == id {
+		l.cancel()
+	}
+}
+
+// close ends the lane with its session: the call on it is cancelled.
+func (l *lane) close() { l.stop() }
+
+// duplicateID is the go-sdk's answer to a call whose id is the id of a call
+// in flight: an error naming no id (it must not be taken for the answer of
+// the call in flight).
+func duplicateID(id jsonrpc.ID) []byte {
+	msg, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+		Message: fmt.Sprintf("invalid request: request ID %v already in use", id)}})
+	return msg
+}
