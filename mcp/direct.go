@@ -86,7 +86,11 @@ func (c *DirectCall) Answer(ctx context.Context) []byte {
 	})
 	res, err := handler(ctx, "tools/call", &sdk.CallToolRequest{Session: c.ss, Params: c.params})
 	var result []byte
-	if err == nil {
+	if m, ok := res.(json.Marshaler); ok && err == nil {
+		// What the go-sdk's encoder would call, less its second pass over
+		// the bytes (which leaves compact JSON as it is).
+		result, err = m.MarshalJSON()
+	} else if err == nil {
 		result, err = marshalWire(res)
 	}
 	if err != nil {

@@ -27,7 +27,7 @@ type laneSession struct {
 	done  chan struct{} // the session has ended
 }
 
-func newLaneSession(t *testing.T) *laneSession {
+func newLaneSession(t testing.TB) *laneSession {
 	t.Helper()
 	ls := &laneSession{hold: make(chan struct{}), enter: make(chan struct{}, 4), done: make(chan struct{})}
 	holding := func(next sdk.MethodHandler) sdk.MethodHandler {
@@ -62,7 +62,7 @@ func newLaneSession(t *testing.T) *laneSession {
 
 func (ls *laneSession) send(line string) { fmt.Fprintln(ls.in, line) }
 
-func (ls *laneSession) next(t *testing.T) string {
+func (ls *laneSession) next(t testing.TB) string {
 	t.Helper()
 	type read struct {
 		line string
@@ -147,4 +147,23 @@ func TestLane(t *testing.T) {
 		}
 		<-ls.done
 	})
+}
+
+// BenchmarkOwnerSession measures a warm get_content on an owner session
+// read from and answered on pipes, as a bridged client's: on the direct
+// lane, and with _meta (which leaves the call to the go-sdk).
+func BenchmarkOwnerSession(b *testing.B) {
+	for _, path := range []struct{ name, meta string }{{"lane", ""}, {"go-sdk", `,"_meta":{}`}} {
+		b.Run(path.name, func(b *testing.B) {
+			ls := newLaneSession(b)
+			call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_content","arguments":{"collection":"posts","slug":"hello-world"}` + path.meta + `}}`
+			for b.Loop() {
+				ls.send(call)
+				if got := ls.next(b); !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":1,"result"`) || strings.Contains(got, `"isError":true`) {
+					b.Fatalf("%.300s", got)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+		})
+	}
 }
