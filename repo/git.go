@@ -1,7 +1,6 @@
 package repo
 
 import (
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -53,8 +52,9 @@ type Repo struct {
 	treeCached  int                                  // entries in treeCache; guarded by mu
 	commitTrees map[string]plumbing.Hash             // commit SHA → its tree (immutable); guarded by mu
 
-	packedMu sync.Mutex
-	packed   packedRefs // packed-refs as last read (refPacked)
+	packedMu  sync.Mutex
+	packed    packedRefs    // packed-refs as last read (refPacked)
+	looseRefs looseRefCache // loose refs as last read, for Head (refcache.go)
 }
 
 // commitTreeEntries bounds commitTrees (a commit per write; emptied when full).
@@ -293,12 +293,13 @@ func (r *Repo) DefaultBranch() string {
 }
 
 // Head returns the commit a branch points at; ok is false when the branch does
-// not exist (or has no commits yet).
+// not exist (or has no commits yet). A loose ref that has not changed since
+// it was last read costs one stat (refcache.go).
 func (r *Repo) Head(branch string) (commit string, ok bool, err error) {
 	if err := gitCheckBranchName(branch); err != nil {
 		return "", false, err
 	}
-	return r.refRead(plumbing.NewBranchReferenceName(branch).String())
+	return r.refReadVia(plumbing.NewBranchReferenceName(branch).String(), r.looseRefs.read)
 }
 
 // Resolve returns the commit SHA named by ref: a branch name (tried first) or
@@ -738,12 +739,19 @@ func gitSplitDir(dir string) ([]string, error) {
 	return gitSplitPath(strings.TrimSuffix(dir, "/"))
 }
 
+// gitIsSHA reports whether s is a full SHA-1 in lower-case hex, the only
+// spelling graft reads and writes. It allocates nothing: every Head and
+// ReadBlob asks it.
 func gitIsSHA(s string) bool {
 	if len(s) != 40 {
 		return false
 	}
-	_, err := hex.DecodeString(s)
-	return err == nil && strings.ToLower(s) == s
+	for i := range len(s) {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func gitCheckBranchName(name string) error {
