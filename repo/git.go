@@ -37,7 +37,8 @@ import (
 type Repo struct {
 	mu    sync.Mutex // guards every call into go-git and parentCache
 	repo  *git.Repository
-	packs *packSet // packs read directly (pack.go); safe for concurrent use
+	packs *packSet   // packs read directly (pack.go); safe for concurrent use
+	blobs *blobCache // blob contents by hash (blobcache.go); safe for concurrent use
 
 	path      string // worktree root, or the git dir of a bare repository
 	gitDir    string // the directory holding HEAD
@@ -222,6 +223,7 @@ func gitNewRepo(g *git.Repository, path, gitDir, commonDir string, bare bool) (*
 	return &Repo{
 		repo:        g,
 		packs:       newPackSet(filepath.Join(commonDir, "objects")),
+		blobs:       newBlobCache(blobCacheBytes, blobCacheMaxEntry),
 		path:        path,
 		gitDir:      gitDir,
 		commonDir:   commonDir,
