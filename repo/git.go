@@ -25,10 +25,11 @@ import (
 
 // Repo is a Git repository that graft reads and commits to. Objects are read
 // and written through go-git, except blobs and trees, which are read
-// directly from their loose file or pack (see blob.go, pack.go); branch refs
-// are moved by graft itself with Git's lock-file protocol (see refs.go), so
-// that graft and the real git binary can work on the same repository at the
-// same time.
+// directly from their loose file or pack (see blob.go, pack.go), blobs read
+// again from a cache by hash (blobcache.go); branch refs are moved by graft
+// itself with Git's lock-file protocol (see refs.go), so that graft and the
+// real git binary can work on the same repository at the same time, and read
+// with one stat when they have not moved (refcache.go).
 //
 // A Repo is safe for concurrent use: one mutex serialises every go-git call
 // (the direct loose reads take none), a per-branch mutex serialises this
