@@ -280,11 +280,13 @@ func (r *Repo) Bare() bool { return r.bare }
 // DefaultBranch returns the branch HEAD names, even when it has no commits yet.
 // It returns "main" when HEAD is detached or unreadable.
 func (r *Repo) DefaultBranch() string {
-	b, err := os.ReadFile(filepath.Join(r.gitDir, "HEAD"))
-	if err != nil {
+	// Read on every Production() of a project whose graft.yaml names no
+	// production branch: through the loose-ref cache, one stat.
+	head, found, err := r.looseRefs.read(filepath.Join(r.gitDir, "HEAD"))
+	if err != nil || !found {
 		return "main"
 	}
-	target, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "ref:")
+	target, ok := strings.CutPrefix(head.value, "ref:")
 	if !ok {
 		return "main"
 	}

@@ -308,3 +308,39 @@ func BenchmarkHead(b *testing.B) {
 		})
 	}
 }
+
+// TestDefaultBranchFollowsHEAD: the branch HEAD names is read through the
+// loose-ref cache and follows HEAD however it is switched: by git (a new
+// file renamed over it), rewritten in place, or detached.
+func TestDefaultBranchFollowsHEAD(t *testing.T) {
+	setRefRacyGuard(t, 0)
+	r, _, _ := refCacheRepo(t)
+	head := filepath.Join(r.GitDir(), "HEAD")
+	for _, step := range []struct {
+		name   string
+		change func()
+		want   string
+	}{
+		{"as made", func() {}, "main"},
+		{"switched by git", func() { gitRun(t, r.Path(), "symbolic-ref", "HEAD", "refs/heads/x") }, "x"},
+		{"rewritten in place", func() {
+			if err := os.WriteFile(head, []byte("ref: refs/heads/y\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, "y"},
+		{"detached", func() {
+			if err := os.WriteFile(head, []byte("0123456789012345678901234567890123456789\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, "main"},
+		{"back on a branch", func() { gitRun(t, r.Path(), "symbolic-ref", "HEAD", "refs/heads/x") }, "x"},
+	} {
+		waitChangeTick(t, head)
+		step.change()
+		for range 2 { // the first read remembers, the second answers from memory
+			if got := r.DefaultBranch(); got != step.want {
+				t.Fatalf("%s: DefaultBranch() = %q, want %q", step.name, got, step.want)
+			}
+		}
+	}
+}
