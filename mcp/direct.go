@@ -17,10 +17,12 @@ import (
 // the line that carried it, and encodes the result twice.
 //
 // The lane takes only what it answers exactly as the go-sdk would: a
-// tools/call of a read tool, on a session initialized with initialize,
-// whose params are a JSON object of "name" and "arguments" alone. Anything
-// else (_meta and its progress token, the per-request protocol, an unknown
-// tool, a write) goes to the go-sdk. A call on the lane runs through the
+// tools/call of a read tool, on a session initialized with initialize by a
+// client older than the multi round-trip protocol (the go-sdk marks each
+// result of a newer one with its resultType), whose params are a JSON
+// object of "name" and "arguments" alone. Anything else (_meta and its
+// progress token, the per-request protocol, an unknown tool, a write) goes
+// to the go-sdk. A call on the lane runs through the
 // same receiving middleware (panic recovery, error codes, the caller's
 // Options.Middleware) and the same tool handler; its answer is encoded as
 // the go-sdk encodes one. TestDirectLaneAnswersAsTheSDK holds the lane to
@@ -42,7 +44,11 @@ func (c *DirectCall) ID() jsonrpc.ID { return c.id }
 // the go-sdk must answer it (see the direct lane above). ss is the session
 // req was read on.
 func (s *Server) Direct(ss *sdk.ServerSession, req *jsonrpc.Request) (*DirectCall, bool) {
-	if req.Method != "tools/call" || !req.IsCall() || ss == nil || ss.InitializeParams() == nil {
+	if req.Method != "tools/call" || !req.IsCall() || ss == nil {
+		return nil, false
+	}
+	if p := ss.InitializeParams(); p == nil || p.ProtocolVersion >= multiRoundTripVersion {
+		// The version the client asked for, as the go-sdk reads it.
 		return nil, false
 	}
 	var members map[string]json.RawMessage
