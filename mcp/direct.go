@@ -20,7 +20,8 @@ import (
 // tools/call of a read tool, on a session initialized with initialize by a
 // client older than the multi round-trip protocol (the go-sdk marks each
 // result of a newer one with its resultType), whose params are a JSON
-// object of "name" and "arguments" alone. Anything else (_meta and its
+// object of "name" and "arguments" alone, nested no deeper than the go-sdk
+// reads. Anything else (_meta and its
 // progress token, the per-request protocol, an unknown tool, a write) goes
 // to the go-sdk. A call on the lane runs through the
 // same receiving middleware (panic recovery, error codes, the caller's
@@ -52,7 +53,7 @@ func (s *Server) Direct(ss *sdk.ServerSession, req *jsonrpc.Request) (*DirectCal
 		return nil, false
 	}
 	var members map[string]json.RawMessage
-	if json.Unmarshal(req.Params, &members) != nil || members == nil {
+	if nestsDeeper(req.Params, maxParamsDepth) || json.Unmarshal(req.Params, &members) != nil || members == nil {
 		return nil, false
 	}
 	params := &sdk.CallToolParamsRaw{}
@@ -140,4 +141,35 @@ func (s *Server) receiving(h sdk.MethodHandler) sdk.MethodHandler {
 		}
 	}
 	return h
+}
+
+// maxParamsDepth is how deep the go-sdk reads a request's params: it
+// refuses params whose objects and arrays nest deeper (invalid params).
+const maxParamsDepth = 1000
+
+// nestsDeeper reports whether the objects and arrays of the JSON text b
+// nest deeper than max (the strings' contents are not counted).
+func nestsDeeper(b []byte, max int) bool {
+	if len(b) <= 2*max {
+		return false // each level opens and closes
+	}
+	depth, inString, escaped := 0, false, false
+	for _, c := range b {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			escaped = c == '\\'
+			inString = c != '"'
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			if depth++; depth > max {
+				return true
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return false
 }

@@ -96,8 +96,8 @@ func request(t *testing.T, id any, method, params string) *jsonrpc.Request {
 // answered byte for byte as the go-sdk answers it on the same session, at
 // every protocol version the go-sdk speaks, and every call it must not take
 // (a write, an unknown tool, _meta, a key in another case, params that are
-// not an object, any call of a client that speaks the multi round-trip
-// protocol) is left to the go-sdk.
+// not an object or nest deeper than the go-sdk reads, any call of a client
+// that speaks the multi round-trip protocol) is left to the go-sdk.
 func TestDirectLaneAnswersAsTheSDK(t *testing.T) {
 	srv := New(Options{Dir: fixtures.SampleRepo(t), Identity: FixedIdentity(agent)})
 	t.Cleanup(func() { srv.Close() })
@@ -129,6 +129,7 @@ func TestDirectLaneAnswersAsTheSDK(t *testing.T) {
 		{"a catalog tool", 11, `{"name":"explain_error","arguments":{"code":"CONTENT_CONFLICT"}}`},
 		{"branches", 12, `{"name":"list_branches","arguments":{}}`},
 		{"a history", 13, `{"name":"get_history","arguments":{"collection":"posts","slug":"hello-world"}}`},
+		{"params as deep as the go-sdk reads", 15, `{"name":"get_content","arguments":{"x":` + nested(maxParamsDepth-2) + `}}`},
 	}
 	for _, version := range sdk.SupportedProtocolVersions() {
 		ss, conn := wireSession(t, srv, version)
@@ -171,6 +172,8 @@ func TestDirectLaneAnswersAsTheSDK(t *testing.T) {
 		{"no params", request(t, 27, "tools/call", ``)},
 		{"another method", request(t, 28, "tools/list", `{}`)},
 		{"a notification", request(t, nil, "tools/call", `{"name":"get_content","arguments":{}}`)},
+		{"params deeper than the go-sdk reads", request(t, 29, "tools/call", `{"name":"get_content","arguments":{"x":`+nested(maxParamsDepth-1)+`}}`)},
+		{"params deeper than the go-sdk reads, in a string too", request(t, 30, "tools/call", `{"name":"get_content","arguments":{"s":"[{\"\\","x":`+nested(maxParamsDepth-1)+`}}`)},
 	}
 	for _, tc := range left {
 		if _, ok := srv.Direct(ss, tc.req); ok {
@@ -248,3 +251,6 @@ func TestDirectLaneMiddleware(t *testing.T) {
 		t.Errorf("after a panic the middleware saw %q", seen)
 	}
 }
+
+// nested is n arrays, each inside the one before.
+func nested(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
