@@ -143,15 +143,13 @@ func (s *sessionConn) take(line []byte) *refusal {
 			switch {
 			case req.IsCall():
 				if s.lane != nil && s.lane.holds(req.ID) {
-					// The go-sdk knows nothing of the lane's call: its
-					// refusal of an id in use is given here. (A failed
-					// write fails the next read too.)
-					s.writeLine(append(duplicateID(req.ID), '\n'))
+					// The go-sdk knows nothing of the lane's call: it drops a
+					// call whose id is in use, unanswered, and so is this one.
 					return nil
 				}
 				s.mu.Lock()
-				// An id in use is refused by the go-sdk, its answer naming no
-				// id: only a new one is waited for.
+				// A call whose id is in use is dropped by the go-sdk,
+				// unanswered: only a new one is waited for.
 				fresh := !s.open[req.ID] && s.batches[req.ID] == nil
 				if fresh {
 					s.open[req.ID] = true

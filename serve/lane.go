@@ -3,7 +3,6 @@ package serve
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -150,12 +149,3 @@ func (l *lane) cancelCall(params json.RawMessage) {
 
 // close ends the lane with its session: the call on it is cancelled.
 func (l *lane) close() { l.stop() }
-
-// duplicateID is the go-sdk's answer to a call whose id is the id of a call
-// in flight: an error naming no id (it must not be taken for the answer of
-// the call in flight).
-func duplicateID(id jsonrpc.ID) []byte {
-	msg, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
-		Message: fmt.Sprintf("invalid request: request ID %v already in use", id)}})
-	return msg
-}
