@@ -113,6 +113,35 @@ func (c *DirectCall) Answer(ctx context.Context) []byte {
 	return append(out, '}')
 }
 
+// CancelledID is the id of the call a notifications/cancelled with params
+// names, read as the go-sdk reads it; false when the go-sdk cancels nothing
+// for it (params it does not decode: nested too deep, no object, a member
+// of the wrong type, an id that is neither a number nor a string). Members
+// are matched exactly, the last of a name winning.
+func CancelledID(params json.RawMessage) (jsonrpc.ID, bool) {
+	var members map[string]json.RawMessage
+	if nestsDeeper(params, maxParamsDepth) || json.Unmarshal(params, &members) != nil {
+		return jsonrpc.ID{}, false
+	}
+	var p sdk.CancelledParams
+	for k, v := range members {
+		var err error
+		switch k {
+		case "_meta":
+			err = json.Unmarshal(v, &p.Meta)
+		case "reason":
+			err = json.Unmarshal(v, &p.Reason)
+		case "requestId":
+			err = json.Unmarshal(v, &p.RequestID)
+		}
+		if err != nil {
+			return jsonrpc.ID{}, false
+		}
+	}
+	id, err := jsonrpc.MakeID(p.RequestID)
+	return id, err == nil && id.IsValid()
+}
+
 // marshalWire encodes v as the go-sdk's JSON-RPC layer does: encoding/json
 // without HTML escaping.
 func marshalWire(v any) ([]byte, error) {

@@ -140,8 +140,7 @@ func (s *sessionConn) take(line []byte) *refusal {
 			return r
 		}
 		if req, ok := m.(*jsonrpc.Request); ok {
-			switch {
-			case req.IsCall():
+			if req.IsCall() {
 				if s.lane != nil && s.lane.holds(req.ID) {
 					// The go-sdk knows nothing of the lane's call: it drops a
 					// call whose id is in use, unanswered, and so is this one.
@@ -155,12 +154,15 @@ func (s *sessionConn) take(line []byte) *refusal {
 					s.open[req.ID] = true
 				}
 				s.mu.Unlock()
-				if fresh && s.lane != nil && s.lane.take(req) {
+				if !fresh {
+					s.queue = []jsonrpc.Message{m} // the go-sdk drops it, cancelling nothing
 					return nil
 				}
-			case req.Method == "notifications/cancelled" && s.lane != nil:
-				s.lane.cancelCall(req.Params)
+				if s.lane != nil && s.lane.take(req) {
+					return nil
+				}
 			}
+			s.cancel(req)
 		}
 		s.queue = []jsonrpc.Message{m}
 		return nil
@@ -207,8 +209,22 @@ func (s *sessionConn) take(line []byte) *refusal {
 		}
 		s.mu.Unlock()
 	}
+	for _, m := range msgs {
+		if req, ok := m.(*jsonrpc.Request); ok {
+			s.cancel(req)
+		}
+	}
 	s.queue = msgs
 	return nil
+}
+
+// cancel cancels the direct lane's call when req is a notifications/cancelled
+// naming it, as the go-sdk's preempter cancels a call of its own: alone or
+// in a batch, sent as a notification or as a call.
+func (s *sessionConn) cancel(req *jsonrpc.Request) {
+	if s.lane != nil && req.Method == "notifications/cancelled" {
+		s.lane.cancelCall(req.Params)
+	}
 }
 
 // The members of a JSON-RPC message. They are matched exactly: encoding/json

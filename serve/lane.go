@@ -127,17 +127,11 @@ func (l *lane) holds(id jsonrpc.ID) bool {
 }
 
 // cancelCall cancels the call on the lane when a notifications/cancelled
-// names it (the go-sdk, which gets the notification too, knows no such
-// call and ignores it).
+// with params names it (the go-sdk, which gets the notification too, knows
+// no such call and ignores it).
 func (l *lane) cancelCall(params json.RawMessage) {
-	var p struct {
-		RequestID any `json:"requestId"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return
-	}
-	id, err := jsonrpc.MakeID(p.RequestID)
-	if err != nil {
+	id, ok := mcp.CancelledID(params)
+	if !ok {
 		return
 	}
 	l.mu.Lock()

@@ -195,3 +195,50 @@ func TestLane(t *testing.T) {
 		<-ls.done
 	})
 }
+
+// TestLaneCancellation: a notifications/cancelled cancels the lane's call
+// exactly when the go-sdk's preempter would cancel a call of its own: in a
+// batch too, sent as a call too, its params read as the go-sdk reads them
+// (members matched exactly, the last of a name winning, a number id read
+// as an integer, nothing cancelled when they do not decode).
+func TestLaneCancellation(t *testing.T) {
+	cancel := func(params string) string {
+		return `{"jsonrpc":"2.0","method":"notifications/cancelled","params":` + params + `}`
+	}
+	tests := []struct {
+		name    string
+		line    string
+		cancels bool
+	}{
+		{"its id", cancel(`{"requestId":1,"reason":"test"}`), true},
+		{"its id as a float", cancel(`{"requestId":1.9}`), true},
+		{"its id as a string", cancel(`{"requestId":"1"}`), false},
+		{"requestId in another case", cancel(`{"RequestId":1}`), false},
+		{"a reason that is no string", cancel(`{"requestId":1,"reason":7}`), false},
+		{"_meta that is no object", cancel(`{"requestId":1,"_meta":[]}`), false},
+		{"null members and an unknown one", cancel(`{"requestId":1,"reason":null,"_meta":null,"other":[]}`), true},
+		{"requestId twice, its id last", cancel(`{"requestId":2,"requestId":1}`), true},
+		{"requestid after requestId", cancel(`{"requestId":1,"requestid":2}`), true},
+		{"params deeper than the go-sdk reads", cancel(`{"requestId":1,"x":` + strings.Repeat("[", 1000) + strings.Repeat("]", 1000) + `}`), false},
+		{"in a batch", `[` + cancel(`{"requestId":1}`) + `]`, true},
+		{"sent as a call", `{"jsonrpc":"2.0","id":99,"method":"notifications/cancelled","params":{"requestId":1}}`, true},
+		{"sent as a call naming an id in use", `{"jsonrpc":"2.0","id":1,"method":"notifications/cancelled","params":{"requestId":1}}`, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ls := openLaneSession(t, laneSetup{version: "2025-03-26"}) // a protocol with batches
+			ls.send(held("1"))
+			<-ls.enter
+			ls.send(tc.line)
+			// The line is read once the next one is answered; a cancelled
+			// call answers so whatever wakes it.
+			ls.send(explain("2"))
+			ls.answerTo(t, "2")
+			close(ls.hold)
+			got := ls.answerTo(t, "1")
+			if strings.Contains(got, "cancelled") != tc.cancels {
+				t.Errorf("the lane's call, cancelled: %v, want %v: %.300s", !tc.cancels, tc.cancels, got)
+			}
+		})
+	}
+}
