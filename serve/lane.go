@@ -116,7 +116,11 @@ func (l *lane) answer(j laneJob, conn *sessionConn) {
 	l.cancel()
 	l.busy, l.id, l.cancel = false, jsonrpc.ID{}, nil
 	l.mu.Unlock()
-	conn.answer(j.call.ID(), nil, msg)
+	if conn.answer(j.call.ID(), nil, msg) != nil {
+		// As the go-sdk does when an answer cannot be written: the session
+		// is over, its calls in flight cancelled.
+		conn.Close()
+	}
 }
 
 // holds reports whether id is the id of the call on the lane.

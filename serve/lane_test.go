@@ -242,3 +242,24 @@ func TestLaneCancellation(t *testing.T) {
 		})
 	}
 }
+
+// TestLaneAnswerUnwritten: an answer that cannot be written ends the
+// session on the lane as on the go-sdk's path, so a client that reads no
+// more cannot keep the owner answering it.
+func TestLaneAnswerUnwritten(t *testing.T) {
+	for path, call := range map[string]string{
+		"the lane":   explain("2"),
+		"the go-sdk": `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+	} {
+		t.Run(path, func(t *testing.T) {
+			ls := newLaneSession(t)
+			ls.outR.Close() // the client reads no more
+			ls.send(call)
+			select {
+			case <-ls.done:
+			case <-time.After(time.Minute):
+				t.Fatal("the session goes on a minute after an answer could not be written")
+			}
+		})
+	}
+}
