@@ -43,6 +43,10 @@ type sessionConn struct {
 	// batchless is set once the session's protocol, as the server answered
 	// initialize, has no JSON-RPC batches (2025-06-18 and later).
 	batchless atomic.Bool
+	// answeredInit is set as the answer to initialize is written: the
+	// go-sdk handles the next message only once it is, and the lane takes a
+	// call only then (writeInitialized).
+	answeredInit atomic.Bool
 
 	wmu sync.Mutex // one answer at a time
 
@@ -158,7 +162,7 @@ func (s *sessionConn) take(line []byte) *refusal {
 					s.queue = []jsonrpc.Message{m} // the go-sdk drops it, cancelling nothing
 					return nil
 				}
-				if s.lane != nil && s.lane.take(req) {
+				if s.lane != nil && s.answeredInit.Load() && s.lane.take(req) {
 					return nil
 				}
 			}
@@ -352,6 +356,8 @@ func (s *sessionConn) answer(id jsonrpc.ID, res *jsonrpc.Response, msg []byte) e
 	switch {
 	case msg != nil:
 		err = s.writeLine(append(msg, '\n'))
+	case b == nil && initialized && res.Result != nil:
+		err = s.writeInitialized(res)
 	case b == nil:
 		err = s.encodeLine(res)
 	default:
@@ -371,6 +377,23 @@ func (s *sessionConn) encodeLine(msg jsonrpc.Message) error {
 		return err
 	}
 	return s.writeLine(append(data, '\n'))
+}
+
+// writeInitialized writes the answer to initialize, and lets the lane take
+// calls from then on: the mark is set under the lock every answer takes, so
+// no call the lane takes is answered before initialize, and none read once
+// the client has the answer is left to the go-sdk. (A session initialized in
+// a batch leaves every call to the go-sdk.)
+func (s *sessionConn) writeInitialized(res *jsonrpc.Response) error {
+	data, err := jsonrpc.EncodeMessage(res)
+	if err != nil {
+		return err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.answeredInit.Store(true)
+	_, err = s.w.Write(append(data, '\n'))
+	return err
 }
 
 // writeBatch writes the answers of a batch as one array.

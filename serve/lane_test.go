@@ -263,3 +263,37 @@ func TestLaneAnswerUnwritten(t *testing.T) {
 		})
 	}
 }
+
+// TestLaneAfterInitialize: a call read while initialize is being answered
+// is answered after it, as on the go-sdk's path, which handles initialize
+// whole before the next message: the lane takes calls only once
+// initialize is answered.
+func TestLaneAfterInitialize(t *testing.T) {
+	handled := make(chan struct{}) // the session is initialized, the answer not sent
+	answer := make(chan struct{})
+	slowInitialize := func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			res, err := next(ctx, method, req)
+			if method == "initialize" {
+				close(handled)
+				<-answer
+			}
+			return res, err
+		}
+	}
+	ls := openLaneSession(t, laneSetup{middleware: []sdk.Middleware{slowInitialize}, raw: true})
+	ls.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"lane","version":"1"}}}`)
+	<-handled
+	ls.send(explain("1"))
+	select {
+	case got := <-ls.lines:
+		t.Fatalf("answered before initialize: %.300s", got)
+	case <-time.After(100 * time.Millisecond): // the lane answers at once
+	}
+	close(answer)
+	for _, id := range []string{"0", "1"} {
+		if got := ls.next(t); !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":`+id+`,"result"`) {
+			t.Fatalf("answer %s: %.300s", id, got)
+		}
+	}
+}
