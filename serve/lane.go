@@ -27,6 +27,8 @@ type lane struct {
 	ctx  context.Context // ends with the session
 	stop context.CancelFunc
 
+	done chan struct{} // closed when the goroutine has returned
+
 	mu     sync.Mutex
 	busy   bool
 	id     jsonrpc.ID         // the call on the lane, while busy
@@ -39,9 +41,25 @@ type laneJob struct {
 	ctx  context.Context
 }
 
+// ownerSession is an MCP session the owner serves, with a direct lane.
+type ownerSession struct {
+	*sdk.ServerSession
+	lane *lane
+}
+
+// Wait waits until the session is over: the go-sdk's session has ended
+// (it knows nothing of the lane's call) and the call on the lane has
+// returned, cancelled.
+func (s *ownerSession) Wait() error {
+	err := s.ServerSession.Wait()
+	s.lane.close()
+	<-s.lane.done
+	return err
+}
+
 // connectSession serves one MCP session of srv on conn, with a direct
 // lane.
-func connectSession(ctx context.Context, srv *mcp.Server, conn *sessionConn, sess mcp.Session) (*sdk.ServerSession, error) {
+func connectSession(ctx context.Context, srv *mcp.Server, conn *sessionConn, sess mcp.Session) (*ownerSession, error) {
 	conn.lane = newLane(srv)
 	ss, err := srv.ConnectSession(ctx, conn, sess)
 	if err != nil {
@@ -49,13 +67,13 @@ func connectSession(ctx context.Context, srv *mcp.Server, conn *sessionConn, ses
 		return nil, err
 	}
 	conn.lane.start(ss, conn)
-	return ss, nil
+	return &ownerSession{ServerSession: ss, lane: conn.lane}, nil
 }
 
 // newLane is the lane of one session of srv.
 func newLane(srv *mcp.Server) *lane {
 	ctx, stop := context.WithCancel(context.Background())
-	return &lane{srv: srv, jobs: make(chan laneJob, 1), ctx: ctx, stop: stop}
+	return &lane{srv: srv, jobs: make(chan laneJob, 1), ctx: ctx, stop: stop, done: make(chan struct{})}
 }
 
 // start runs the lane's goroutine for the session ss, answering through
@@ -63,6 +81,7 @@ func newLane(srv *mcp.Server) *lane {
 func (l *lane) start(ss *sdk.ServerSession, conn *sessionConn) {
 	l.ss.Store(ss)
 	go func() {
+		defer close(l.done)
 		for {
 			select {
 			case j := <-l.jobs:

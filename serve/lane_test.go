@@ -5,7 +5,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -295,5 +299,70 @@ func TestLaneAfterInitialize(t *testing.T) {
 		if got := ls.next(t); !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":`+id+`,"result"`) {
 			t.Fatalf("answer %s: %.300s", id, got)
 		}
+	}
+}
+
+// TestLaneOwnerStops: an owner that stops waits for a call on a session's
+// lane as it waits for one of the go-sdk's: the project is closed only once
+// nothing runs on it.
+func TestLaneOwnerStops(t *testing.T) {
+	for path, params := range map[string]string{
+		"the lane":   `{"name":"explain_error","arguments":{"code":"STUCK"}}`,
+		"the go-sdk": `{"name":"explain_error","arguments":{"code":"STUCK"},"_meta":{"progressToken":1}}`,
+	} {
+		t.Run(path, func(t *testing.T) {
+			release, entered := make(chan struct{}), make(chan struct{}, 1)
+			var finished atomic.Bool
+			stuck := func(next sdk.MethodHandler) sdk.MethodHandler {
+				return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+					if p, ok := req.GetParams().(*sdk.CallToolParamsRaw); ok && strings.Contains(string(p.Arguments), "STUCK") {
+						entered <- struct{}{}
+						<-release // a call that does not see its cancellation
+						defer finished.Store(true)
+					}
+					return next(ctx, method, req)
+				}
+			}
+			srv := mcp.New(mcp.Options{Dir: fixtures.SampleRepo(t), Middleware: []sdk.Middleware{stuck}})
+			t.Cleanup(func() { srv.Close() })
+			sock := filepath.Join(t.TempDir(), "graft.sock")
+			ln, err := net.Listen("unix", sock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mux := newSocketMux(&Server{mcp: srv, logger: slog.New(slog.DiscardHandler)}, ln, nil)
+			go mux.run(context.Background())
+
+			c, err := net.Dial("unix", sock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			fmt.Fprintf(c, "%s%s", Session{Caller: operator}.Preamble(), sessionHello)
+			r := bufio.NewReader(c)
+			for { // the owner's OK, then initialize's answer: the lane is open
+				line, err := r.ReadString('\n')
+				if err != nil {
+					t.Fatal(err)
+				}
+				if strings.HasPrefix(line, `{"jsonrpc":"2.0","id":0,`) {
+					break
+				}
+			}
+			fmt.Fprintf(c, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":%s}`+"\n", params)
+			<-entered
+			stopped := make(chan struct{})
+			go func() { ln.Close(); mux.close(); close(stopped) }()
+			select {
+			case <-stopped:
+				t.Fatal("the owner stopped while a call ran on a session")
+			case <-time.After(100 * time.Millisecond): // the owner stops at once
+			}
+			close(release)
+			<-stopped
+			if !finished.Load() {
+				t.Error("the owner stopped before the call returned")
+			}
+		})
 	}
 }
