@@ -60,7 +60,7 @@ func (s *ownerSession) Wait() error {
 // connectSession serves one MCP session of srv on conn, with a direct
 // lane.
 func connectSession(ctx context.Context, srv *mcp.Server, conn *sessionConn, sess mcp.Session) (*ownerSession, error) {
-	conn.lane = newLane(srv)
+	conn.lane = newLane(ctx, srv)
 	ss, err := srv.ConnectSession(ctx, conn, sess)
 	if err != nil {
 		conn.lane.close()
@@ -70,9 +70,10 @@ func connectSession(ctx context.Context, srv *mcp.Server, conn *sessionConn, ses
 	return &ownerSession{ServerSession: ss, lane: conn.lane}, nil
 }
 
-// newLane is the lane of one session of srv.
-func newLane(srv *mcp.Server) *lane {
-	ctx, stop := context.WithCancel(context.Background())
+// newLane is the lane of one session of srv whose context is ctx: its
+// calls carry ctx's values, as the go-sdk's do, and end with the session.
+func newLane(ctx context.Context, srv *mcp.Server) *lane {
+	ctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	return &lane{srv: srv, jobs: make(chan laneJob, 1), ctx: ctx, stop: stop, done: make(chan struct{})}
 }
 

@@ -366,3 +366,30 @@ func TestLaneOwnerStops(t *testing.T) {
 		})
 	}
 }
+
+// TestLaneContext: a call on the lane runs in the session's context, as
+// the go-sdk runs its calls: what that context carries reaches the
+// middleware and the tools on either path.
+func TestLaneContext(t *testing.T) {
+	type key struct{}
+	seen := make(chan any, 1)
+	record := func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method == "tools/call" {
+				seen <- ctx.Value(key{})
+			}
+			return next(ctx, method, req)
+		}
+	}
+	ls := openLaneSession(t, laneSetup{ctx: context.WithValue(context.Background(), key{}, "the session's"), middleware: []sdk.Middleware{record}})
+	for i, params := range []string{
+		`{"name":"explain_error","arguments":{"code":"CONTENT_CONFLICT"}}`,                             // the lane's
+		`{"name":"explain_error","arguments":{"code":"CONTENT_CONFLICT"},"_meta":{"progressToken":1}}`, // the go-sdk's
+	} {
+		ls.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`, i+1, params))
+		ls.answerTo(t, fmt.Sprint(i+1))
+		if v := <-seen; v != "the session's" {
+			t.Errorf("%s: the call's context carries %v", params, v)
+		}
+	}
+}
