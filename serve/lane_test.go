@@ -393,3 +393,58 @@ func TestLaneContext(t *testing.T) {
 		}
 	}
 }
+
+// TestLaneHammer: many calls on one session, pipelined, the lane's and the
+// go-sdk's mixed, with cancellations naming them by number and by string,
+// then the input ends: every call is answered exactly once and the session
+// ends (run under -race by make test).
+func TestLaneHammer(t *testing.T) {
+	ls := newLaneSession(t)
+	const n = 200
+	answers := map[string]int{}
+	counted := make(chan struct{})
+	go func() {
+		defer close(counted)
+		for line := range ls.lines {
+			if strings.HasPrefix(line, `{"jsonrpc":"2.0","method":`) {
+				continue // a notification
+			}
+			rest, ok := strings.CutPrefix(line, `{"jsonrpc":"2.0","id":`)
+			if !ok {
+				t.Errorf("an answer naming no id: %.300s", line)
+				continue
+			}
+			answers[rest[:strings.IndexAny(rest, ",}")]]++
+		}
+	}()
+	for i := 1; i <= n; i++ {
+		id := fmt.Sprint(i)
+		switch i % 4 {
+		case 0:
+			ls.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"search_content","arguments":{"query":"hello"}}}`)
+		case 1:
+			ls.send(explain(id))
+		case 2:
+			id = `"s` + id + `"`
+			ls.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"get_content","arguments":{"collection":"posts","slug":"hello-world"}}}`)
+		case 3:
+			ls.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"list_collections","arguments":{},"_meta":{"progressToken":` + id + `}}}`)
+		}
+		if i%3 == 0 {
+			ls.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + fmt.Sprint(i-1) + `}}`)
+			ls.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s` + fmt.Sprint(i-1) + `"}}`)
+		}
+	}
+	ls.in.Close()
+	<-ls.done
+	ls.outR.Close()
+	<-counted
+	if len(answers) != n {
+		t.Errorf("%d calls answered, want %d", len(answers), n)
+	}
+	for id, count := range answers {
+		if count != 1 {
+			t.Errorf("call %s answered %d times", id, count)
+		}
+	}
+}
