@@ -140,8 +140,8 @@ func explain(id string) string {
 // TestLane: a call the direct lane holds does not hold the session: the
 // next call is answered (by the go-sdk), a call naming the held call's id
 // is dropped as the go-sdk drops a call whose id is in use, a
-// notifications/cancelled naming it cancels it, and an input that ends
-// waits for its answer.
+// notifications/cancelled naming it cancels it, a batch's calls never reach
+// it, and an input that ends waits for its answer.
 func TestLane(t *testing.T) {
 	t.Run("busy", func(t *testing.T) {
 		ls := newLaneSession(t)
@@ -180,6 +180,14 @@ func TestLane(t *testing.T) {
 		ls.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c","reason":"test"}}`)
 		if got := ls.next(t); !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":"c","result"`) || !strings.Contains(got, "cancelled") {
 			t.Fatalf("a cancelled call: %.300s", got)
+		}
+	})
+	t.Run("a batch", func(t *testing.T) {
+		// A batch's calls are the go-sdk's, answered together as one array.
+		ls := openLaneSession(t, laneSetup{version: "2025-03-26"})
+		ls.send(`[` + explain("5") + `,` + explain("6") + `]`)
+		if got := ls.next(t); !strings.HasPrefix(got, `[{"jsonrpc":"2.0","id":5,"result"`) || !strings.Contains(got, `},{"jsonrpc":"2.0","id":6,"result"`) {
+			t.Fatalf("a batch of the lane's calls: %.300s", got)
 		}
 	})
 	t.Run("input ends", func(t *testing.T) {
