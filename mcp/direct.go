@@ -21,13 +21,12 @@ import (
 // client older than the multi round-trip protocol (the go-sdk marks each
 // result of a newer one with its resultType), whose params are a JSON
 // object of "name" and "arguments" alone, nested no deeper than the go-sdk
-// reads. Anything else (_meta and its
-// progress token, the per-request protocol, an unknown tool, a write) goes
-// to the go-sdk. A call on the lane runs through the
-// same receiving middleware (panic recovery, error codes, the caller's
-// Options.Middleware) and the same tool handler; its answer is encoded as
-// the go-sdk encodes one. TestDirectLaneAnswersAsTheSDK holds the lane to
-// that, byte for byte.
+// reads. Anything else (_meta and its progress token, the per-request
+// protocol, an unknown tool, a write) goes to the go-sdk. A call on the
+// lane runs through the same receiving middleware (panic recovery, error
+// codes, the caller's Options.Middleware) and the same tool handler; its
+// answer is encoded as the go-sdk encodes one. TestDirectLaneAnswersAsTheSDK
+// holds the lane to that, byte for byte.
 
 // DirectCall is a tools/call the server answers itself (Server.Direct).
 type DirectCall struct {
