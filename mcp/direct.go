@@ -17,14 +17,16 @@ import (
 // the line that carried it, and encodes the result twice.
 //
 // The lane takes only what it answers exactly as the go-sdk would: a
-// tools/call of a read tool, on a session initialized with initialize,
-// whose params are a JSON object of "name" and "arguments" alone. Anything
-// else (_meta and its progress token, the per-request protocol, an unknown
-// tool, a write) goes to the go-sdk. A call on the lane runs through the
-// same receiving middleware (panic recovery, error codes, the caller's
-// Options.Middleware) and the same tool handler; its answer is encoded as
-// the go-sdk encodes one. TestDirectLaneAnswersAsTheSDK holds the lane to
-// that, byte for byte.
+// tools/call of a read tool, on a session initialized with initialize by a
+// client older than the multi round-trip protocol (the go-sdk marks each
+// result of a newer one with its resultType), whose params are a JSON
+// object of "name" and "arguments" alone, nested no deeper than the go-sdk
+// reads. Anything else (_meta and its progress token, the per-request
+// protocol, an unknown tool, a write) goes to the go-sdk. A call on the
+// lane runs through the same receiving middleware (panic recovery, error
+// codes, the caller's Options.Middleware) and the same tool handler; its
+// answer is encoded as the go-sdk encodes one. TestDirectLaneAnswersAsTheSDK
+// holds the lane to that, byte for byte.
 
 // DirectCall is a tools/call the server answers itself (Server.Direct).
 type DirectCall struct {
@@ -42,11 +44,15 @@ func (c *DirectCall) ID() jsonrpc.ID { return c.id }
 // the go-sdk must answer it (see the direct lane above). ss is the session
 // req was read on.
 func (s *Server) Direct(ss *sdk.ServerSession, req *jsonrpc.Request) (*DirectCall, bool) {
-	if req.Method != "tools/call" || !req.IsCall() || ss == nil || ss.InitializeParams() == nil {
+	if req.Method != "tools/call" || !req.IsCall() || ss == nil {
+		return nil, false
+	}
+	if p := ss.InitializeParams(); p == nil || p.ProtocolVersion >= multiRoundTripVersion {
+		// The version the client asked for, as the go-sdk reads it.
 		return nil, false
 	}
 	var members map[string]json.RawMessage
-	if json.Unmarshal(req.Params, &members) != nil || members == nil {
+	if nestsDeeper(req.Params, maxParamsDepth) || json.Unmarshal(req.Params, &members) != nil || members == nil {
 		return nil, false
 	}
 	params := &sdk.CallToolParamsRaw{}
@@ -110,6 +116,35 @@ func (c *DirectCall) Answer(ctx context.Context) []byte {
 	return append(out, '}')
 }
 
+// CancelledID is the id of the call a notifications/cancelled with params
+// names, read as the go-sdk reads it; false when the go-sdk cancels nothing
+// for it (params it does not decode: nested too deep, no object, a member
+// of the wrong type, an id that is neither a number nor a string). Members
+// are matched exactly, the last of a name winning.
+func CancelledID(params json.RawMessage) (jsonrpc.ID, bool) {
+	var members map[string]json.RawMessage
+	if nestsDeeper(params, maxParamsDepth) || json.Unmarshal(params, &members) != nil {
+		return jsonrpc.ID{}, false
+	}
+	var p sdk.CancelledParams
+	for k, v := range members {
+		var err error
+		switch k {
+		case "_meta":
+			err = json.Unmarshal(v, &p.Meta)
+		case "reason":
+			err = json.Unmarshal(v, &p.Reason)
+		case "requestId":
+			err = json.Unmarshal(v, &p.RequestID)
+		}
+		if err != nil {
+			return jsonrpc.ID{}, false
+		}
+	}
+	id, err := jsonrpc.MakeID(p.RequestID)
+	return id, err == nil && id.IsValid()
+}
+
 // marshalWire encodes v as the go-sdk's JSON-RPC layer does: encoding/json
 // without HTML escaping.
 func marshalWire(v any) ([]byte, error) {
@@ -138,4 +173,35 @@ func (s *Server) receiving(h sdk.MethodHandler) sdk.MethodHandler {
 		}
 	}
 	return h
+}
+
+// maxParamsDepth is how deep the go-sdk reads a request's params: it
+// refuses params whose objects and arrays nest deeper (invalid params).
+const maxParamsDepth = 1000
+
+// nestsDeeper reports whether the objects and arrays of the JSON text b
+// nest deeper than max (the strings' contents are not counted).
+func nestsDeeper(b []byte, max int) bool {
+	if len(b) <= 2*max {
+		return false // each level opens and closes
+	}
+	depth, inString, escaped := 0, false, false
+	for _, c := range b {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			escaped = c == '\\'
+			inString = c != '"'
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			if depth++; depth > max {
+				return true
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return false
 }

@@ -53,8 +53,9 @@ func (w *wireConn) Close() error {
 
 func (w *wireConn) SessionID() string { return "" }
 
-// wireSession is a session of srv on a wireConn, initialized.
-func wireSession(t *testing.T, srv *Server) (*sdk.ServerSession, *wireConn) {
+// wireSession is a session of srv on a wireConn, initialized by a client
+// that speaks version.
+func wireSession(t *testing.T, srv *Server, version string) (*sdk.ServerSession, *wireConn) {
 	t.Helper()
 	conn := newWireConn()
 	ss, err := srv.ConnectSession(context.Background(), conn, Session{Caller: agent, LocalFiles: true})
@@ -65,7 +66,7 @@ func wireSession(t *testing.T, srv *Server) (*sdk.ServerSession, *wireConn) {
 	if ss.InitializeParams() != nil {
 		t.Fatal("a session is initialized before initialize")
 	}
-	conn.in <- request(t, 0, "initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"wire","version":"1"}}`)
+	conn.in <- request(t, 0, "initialize", `{"protocolVersion":"`+version+`","capabilities":{},"clientInfo":{"name":"wire","version":"1"}}`)
 	<-conn.out
 	conn.in <- &jsonrpc.Request{Method: "notifications/initialized", Params: json.RawMessage(`{}`)}
 	return ss, conn
@@ -92,13 +93,15 @@ func request(t *testing.T, id any, method, params string) *jsonrpc.Request {
 }
 
 // TestDirectLaneAnswersAsTheSDK: every call the direct lane takes is
-// answered byte for byte as the go-sdk answers it on the same session, and
-// every call it must not take (a write, an unknown tool, _meta, a key in
-// another case, params that are not an object) is left to the go-sdk.
+// answered byte for byte as the go-sdk answers it on the same session, at
+// every protocol version the go-sdk speaks, and every call it must not take
+// (a write, an unknown tool, _meta, a key in another case, params that are
+// not an object or nest deeper than the go-sdk reads, any call of a client
+// that speaks the multi round-trip protocol) is left to the go-sdk.
 func TestDirectLaneAnswersAsTheSDK(t *testing.T) {
 	srv := New(Options{Dir: fixtures.SampleRepo(t), Identity: FixedIdentity(agent)})
 	t.Cleanup(func() { srv.Close() })
-	ss, conn := wireSession(t, srv)
+	ss, conn := wireSession(t, srv, "2025-06-18")
 	// A document whose JSON has what HTML escaping would change.
 	data, _ := json.Marshal(fixtures.SamplePost("Fish <b>&</b> chips"))
 	conn.in <- request(t, 100, "tools/call", `{"name":"write_content","arguments":{"collection":"posts","slug":"html","data":`+string(data)+`,"body":"Fish & chips > bread.\n"}}`)
@@ -126,24 +129,33 @@ func TestDirectLaneAnswersAsTheSDK(t *testing.T) {
 		{"a catalog tool", 11, `{"name":"explain_error","arguments":{"code":"CONTENT_CONFLICT"}}`},
 		{"branches", 12, `{"name":"list_branches","arguments":{}}`},
 		{"a history", 13, `{"name":"get_history","arguments":{"collection":"posts","slug":"hello-world"}}`},
+		{"params as deep as the go-sdk reads", 15, `{"name":"get_content","arguments":{"x":` + nested(maxParamsDepth-2) + `}}`},
 	}
-	for _, tc := range taken {
-		t.Run(tc.name, func(t *testing.T) {
-			req := request(t, tc.id, "tools/call", tc.params)
-			c, ok := srv.Direct(ss, req)
-			if !ok {
-				t.Fatal("the lane does not take the call")
-			}
-			lane := c.Answer(context.Background())
-			conn.in <- req
-			want, err := jsonrpc.EncodeMessage(<-conn.out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(lane, want) {
-				t.Errorf("the lane answers\n%s\nthe go-sdk\n%s", lane, want)
-			}
-		})
+	for _, version := range sdk.SupportedProtocolVersions() {
+		ss, conn := wireSession(t, srv, version)
+		// The go-sdk marks each result of a client that speaks the multi
+		// round-trip protocol (resultType): those sessions are its own.
+		direct := version < multiRoundTripVersion
+		for _, tc := range taken {
+			t.Run(version+"/"+tc.name, func(t *testing.T) {
+				req := request(t, tc.id, "tools/call", tc.params)
+				c, ok := srv.Direct(ss, req)
+				if ok != direct {
+					t.Errorf("the lane takes the call: %v, want %v", ok, direct)
+				}
+				conn.in <- req
+				want, err := jsonrpc.EncodeMessage(<-conn.out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !ok {
+					return
+				}
+				if lane := c.Answer(context.Background()); !bytes.Equal(lane, want) {
+					t.Errorf("the lane answers\n%.2000s\nthe go-sdk\n%.2000s", lane, want)
+				}
+			})
+		}
 	}
 
 	left := []struct {
@@ -160,6 +172,8 @@ func TestDirectLaneAnswersAsTheSDK(t *testing.T) {
 		{"no params", request(t, 27, "tools/call", ``)},
 		{"another method", request(t, 28, "tools/list", `{}`)},
 		{"a notification", request(t, nil, "tools/call", `{"name":"get_content","arguments":{}}`)},
+		{"params deeper than the go-sdk reads", request(t, 29, "tools/call", `{"name":"get_content","arguments":{"x":`+nested(maxParamsDepth-1)+`}}`)},
+		{"params deeper than the go-sdk reads, in a string too", request(t, 30, "tools/call", `{"name":"get_content","arguments":{"s":"[{\"\\","x":`+nested(maxParamsDepth-1)+`}}`)},
 	}
 	for _, tc := range left {
 		if _, ok := srv.Direct(ss, tc.req); ok {
@@ -207,7 +221,7 @@ func TestDirectLaneMiddleware(t *testing.T) {
 	t.Cleanup(func() { crash.SetLogger(nil) })
 	srv := New(Options{Dir: fixtures.SampleRepo(t), Identity: FixedIdentity(agent), Middleware: []sdk.Middleware{record}})
 	t.Cleanup(func() { srv.Close() })
-	ss, _ := wireSession(t, srv)
+	ss, _ := wireSession(t, srv, "2025-06-18")
 	answer := func(params string) map[string]any {
 		c, ok := srv.Direct(ss, request(t, 1, "tools/call", params))
 		if !ok {
@@ -237,3 +251,6 @@ func TestDirectLaneMiddleware(t *testing.T) {
 		t.Errorf("after a panic the middleware saw %q", seen)
 	}
 }
+
+// nested is n arrays, each inside the one before.
+func nested(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }

@@ -43,6 +43,10 @@ type sessionConn struct {
 	// batchless is set once the session's protocol, as the server answered
 	// initialize, has no JSON-RPC batches (2025-06-18 and later).
 	batchless atomic.Bool
+	// answeredInit is set as the answer to initialize is written: the
+	// go-sdk handles the next message only once it is, and the lane takes a
+	// call only then (writeInitialized).
+	answeredInit atomic.Bool
 
 	wmu sync.Mutex // one answer at a time
 
@@ -140,29 +144,29 @@ func (s *sessionConn) take(line []byte) *refusal {
 			return r
 		}
 		if req, ok := m.(*jsonrpc.Request); ok {
-			switch {
-			case req.IsCall():
+			if req.IsCall() {
 				if s.lane != nil && s.lane.holds(req.ID) {
-					// The go-sdk knows nothing of the lane's call: its
-					// refusal of an id in use is given here. (A failed
-					// write fails the next read too.)
-					s.writeLine(append(duplicateID(req.ID), '\n'))
+					// The go-sdk knows nothing of the lane's call: it drops a
+					// call whose id is in use, unanswered, and so is this one.
 					return nil
 				}
 				s.mu.Lock()
-				// An id in use is refused by the go-sdk, its answer naming no
-				// id: only a new one is waited for.
+				// A call whose id is in use is dropped by the go-sdk,
+				// unanswered: only a new one is waited for.
 				fresh := !s.open[req.ID] && s.batches[req.ID] == nil
 				if fresh {
 					s.open[req.ID] = true
 				}
 				s.mu.Unlock()
-				if fresh && s.lane != nil && s.lane.take(req) {
+				if !fresh {
+					s.queue = []jsonrpc.Message{m} // the go-sdk drops it, cancelling nothing
 					return nil
 				}
-			case req.Method == "notifications/cancelled" && s.lane != nil:
-				s.lane.cancelCall(req.Params)
+				if s.lane != nil && s.answeredInit.Load() && s.lane.take(req) {
+					return nil
+				}
 			}
+			s.cancel(req)
 		}
 		s.queue = []jsonrpc.Message{m}
 		return nil
@@ -209,8 +213,22 @@ func (s *sessionConn) take(line []byte) *refusal {
 		}
 		s.mu.Unlock()
 	}
+	for _, m := range msgs {
+		if req, ok := m.(*jsonrpc.Request); ok {
+			s.cancel(req)
+		}
+	}
 	s.queue = msgs
 	return nil
+}
+
+// cancel cancels the direct lane's call when req is a notifications/cancelled
+// naming it, as the go-sdk's preempter cancels a call of its own: alone or
+// in a batch, sent as a notification or as a call.
+func (s *sessionConn) cancel(req *jsonrpc.Request) {
+	if s.lane != nil && req.Method == "notifications/cancelled" {
+		s.lane.cancelCall(req.Params)
+	}
 }
 
 // The members of a JSON-RPC message. They are matched exactly: encoding/json
@@ -338,6 +356,8 @@ func (s *sessionConn) answer(id jsonrpc.ID, res *jsonrpc.Response, msg []byte) e
 	switch {
 	case msg != nil:
 		err = s.writeLine(append(msg, '\n'))
+	case b == nil && initialized && res.Result != nil:
+		err = s.writeInitialized(res)
 	case b == nil:
 		err = s.encodeLine(res)
 	default:
@@ -357,6 +377,23 @@ func (s *sessionConn) encodeLine(msg jsonrpc.Message) error {
 		return err
 	}
 	return s.writeLine(append(data, '\n'))
+}
+
+// writeInitialized writes the answer to initialize, and lets the lane take
+// calls from then on: the mark is set under the lock every answer takes, so
+// no call the lane takes is answered before initialize, and none read once
+// the client has the answer is left to the go-sdk. (A session initialized in
+// a batch leaves every call to the go-sdk.)
+func (s *sessionConn) writeInitialized(res *jsonrpc.Response) error {
+	data, err := jsonrpc.EncodeMessage(res)
+	if err != nil {
+		return err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.answeredInit.Store(true)
+	_, err = s.w.Write(append(data, '\n'))
+	return err
 }
 
 // writeBatch writes the answers of a batch as one array.

@@ -3,7 +3,6 @@ package serve
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -28,6 +27,8 @@ type lane struct {
 	ctx  context.Context // ends with the session
 	stop context.CancelFunc
 
+	done chan struct{} // closed when the goroutine has returned
+
 	mu     sync.Mutex
 	busy   bool
 	id     jsonrpc.ID         // the call on the lane, while busy
@@ -40,23 +41,40 @@ type laneJob struct {
 	ctx  context.Context
 }
 
+// ownerSession is an MCP session the owner serves, with a direct lane.
+type ownerSession struct {
+	*sdk.ServerSession
+	lane *lane
+}
+
+// Wait waits until the session is over: the go-sdk's session has ended
+// (it knows nothing of the lane's call) and the call on the lane has
+// returned, cancelled.
+func (s *ownerSession) Wait() error {
+	err := s.ServerSession.Wait()
+	s.lane.close()
+	<-s.lane.done
+	return err
+}
+
 // connectSession serves one MCP session of srv on conn, with a direct
 // lane.
-func connectSession(ctx context.Context, srv *mcp.Server, conn *sessionConn, sess mcp.Session) (*sdk.ServerSession, error) {
-	conn.lane = newLane(srv)
+func connectSession(ctx context.Context, srv *mcp.Server, conn *sessionConn, sess mcp.Session) (*ownerSession, error) {
+	conn.lane = newLane(ctx, srv)
 	ss, err := srv.ConnectSession(ctx, conn, sess)
 	if err != nil {
 		conn.lane.close()
 		return nil, err
 	}
 	conn.lane.start(ss, conn)
-	return ss, nil
+	return &ownerSession{ServerSession: ss, lane: conn.lane}, nil
 }
 
-// newLane is the lane of one session of srv.
-func newLane(srv *mcp.Server) *lane {
-	ctx, stop := context.WithCancel(context.Background())
-	return &lane{srv: srv, jobs: make(chan laneJob, 1), ctx: ctx, stop: stop}
+// newLane is the lane of one session of srv whose context is ctx: its
+// calls carry ctx's values, as the go-sdk's do, and end with the session.
+func newLane(ctx context.Context, srv *mcp.Server) *lane {
+	ctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	return &lane{srv: srv, jobs: make(chan laneJob, 1), ctx: ctx, stop: stop, done: make(chan struct{})}
 }
 
 // start runs the lane's goroutine for the session ss, answering through
@@ -64,6 +82,7 @@ func newLane(srv *mcp.Server) *lane {
 func (l *lane) start(ss *sdk.ServerSession, conn *sessionConn) {
 	l.ss.Store(ss)
 	go func() {
+		defer close(l.done)
 		for {
 			select {
 			case j := <-l.jobs:
@@ -117,7 +136,11 @@ func (l *lane) answer(j laneJob, conn *sessionConn) {
 	l.cancel()
 	l.busy, l.id, l.cancel = false, jsonrpc.ID{}, nil
 	l.mu.Unlock()
-	conn.answer(j.call.ID(), nil, msg)
+	if conn.answer(j.call.ID(), nil, msg) != nil {
+		// As the go-sdk does when an answer cannot be written: the session
+		// is over, its calls in flight cancelled.
+		conn.Close()
+	}
 }
 
 // holds reports whether id is the id of the call on the lane.
@@ -128,17 +151,11 @@ func (l *lane) holds(id jsonrpc.ID) bool {
 }
 
 // cancelCall cancels the call on the lane when a notifications/cancelled
-// names it (the go-sdk, which gets the notification too, knows no such
-// call and ignores it).
+// with params names it (the go-sdk, which gets the notification too, knows
+// no such call and ignores it).
 func (l *lane) cancelCall(params json.RawMessage) {
-	var p struct {
-		RequestID any `json:"requestId"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return
-	}
-	id, err := jsonrpc.MakeID(p.RequestID)
-	if err != nil {
+	id, ok := mcp.CancelledID(params)
+	if !ok {
 		return
 	}
 	l.mu.Lock()
@@ -150,12 +167,3 @@ func (l *lane) cancelCall(params json.RawMessage) {
 
 // close ends the lane with its session: the call on it is cancelled.
 func (l *lane) close() { l.stop() }
-
-// duplicateID is the go-sdk's answer to a call whose id is the id of a call
-// in flight: an error naming no id (it must not be taken for the answer of
-// the call in flight).
-func duplicateID(id jsonrpc.ID) []byte {
-	msg, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
-		Message: fmt.Sprintf("invalid request: request ID %v already in use", id)}})
-	return msg
-}
