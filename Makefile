@@ -51,7 +51,7 @@ run: build
 test: vet
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -race -short $(RACE_PKGS)
-	$(GO) test -count=1 -race -run '^TestSessionConn' ./serve/
+	$(GO) test -count=1 -race -run '^(TestSessionConn|TestLane)' ./serve/
 
 # The whole suite with a throwaway PostgreSQL on loopback (installed from Debian's
 # packages when missing and run as root), exactly as CI runs it.

@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -79,6 +80,12 @@ type Server struct {
 	listed []string // URIs of the listed resources
 
 	sessions sessions // the sessions of ConnectSession
+
+	// direct holds the handlers of the tools the direct lane answers (the
+	// read tools), by name; it is replaced with the surface.
+	direct atomic.Pointer[map[string]sdk.ToolHandler]
+	// middleware is the receiving middleware, as added (use).
+	middleware [][]sdk.Middleware
 }
 
 // fileStamp is what tells a changed graft.yaml apart cheaply.
@@ -129,10 +136,10 @@ func New(opts Options) *Server {
 	})
 	// Each AddReceivingMiddleware wraps what is there: recoverPanics comes
 	// first (innermost, next to the handlers) and last (outermost).
-	s.sdk.AddReceivingMiddleware(recoverPanics)
-	s.sdk.AddReceivingMiddleware(rpcErrorCodes)
-	s.sdk.AddReceivingMiddleware(opts.Middleware...)
-	s.sdk.AddReceivingMiddleware(recoverPanics)
+	s.use(recoverPanics)
+	s.use(rpcErrorCodes)
+	s.use(opts.Middleware...)
+	s.use(recoverPanics)
 	s.mu.Lock()
 	s.syncTools()
 	s.syncExtras()
@@ -311,10 +318,15 @@ func (s *Server) syncTools() {
 	}
 	s.surface = sum
 	keep := map[string]bool{}
+	direct := map[string]sdk.ToolHandler{}
 	for i, t := range list {
-		t.register(s, defs[i])
+		h := t.register(s, defs[i])
 		keep[t.Name()] = true
+		if t.Class() == Read {
+			direct[t.Name()] = h
+		}
 	}
+	s.direct.Store(&direct)
 	var gone []string
 	for n := range s.names {
 		if !keep[n] {

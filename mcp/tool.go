@@ -39,8 +39,9 @@ type Tool interface {
 	// definition is the tool as clients see it, for a project config
 	// (nil when none is loaded).
 	definition(cfg *repo.Config) *sdk.Tool
-	// register adds the tool to the server's go-sdk server.
-	register(s *Server, def *sdk.Tool)
+	// register adds the tool to the server's go-sdk server and returns
+	// its handler.
+	register(s *Server, def *sdk.Tool) sdk.ToolHandler
 	needsProject() bool
 }
 
@@ -145,7 +146,7 @@ func describeCollections(s *jsonschema.Schema, names []string) {
 	describeCollections(s.Items, names)
 }
 
-func (t *tool[In, Out]) register(s *Server, def *sdk.Tool) {
+func (t *tool[In, Out]) register(s *Server, def *sdk.Tool) sdk.ToolHandler {
 	in := resolve(def.InputSchema)
 	var out *jsonschema.Resolved
 	if checkOutputs && def.OutputSchema != nil {
@@ -154,7 +155,7 @@ func (t *tool[In, Out]) register(s *Server, def *sdk.Tool) {
 	// The handler is the go-sdk's raw kind: it decodes and validates the
 	// arguments itself, with encoding/json, once (the typed kind decodes them
 	// three times and the result twice, each time into a new 32 KiB buffer).
-	s.sdk.AddTool(def, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	handler := func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		input, err := decodeArguments[In](in, req.Params.Arguments)
 		if err != nil {
 			return errorResult(inputInvalid(t.name, err)), nil
@@ -210,7 +211,9 @@ func (t *tool[In, Out]) register(s *Server, def *sdk.Tool) {
 			res.StructuredContent = json.RawMessage(text)
 		}
 		return res, nil
-	})
+	}
+	s.sdk.AddTool(def, handler)
+	return handler
 }
 
 // checkOutputs makes every tool validate its structured result against its

@@ -37,9 +37,22 @@ func (r *Repo) ReadBlob(version string) ([]byte, error) {
 	return r.readBlob(plumbing.NewHash(version))
 }
 
-// readBlob reads blob h: from a pack or its loose file directly, else
-// through go-git. The caller must not hold r.mu.
+// readBlob reads blob h: from the blob cache (blobcache.go), else from a
+// pack or its loose file directly, else through go-git. What it returns is
+// the caller's own copy. The caller must not hold r.mu.
 func (r *Repo) readBlob(h plumbing.Hash) ([]byte, error) {
+	if data, ok := r.blobs.get(h); ok {
+		return data, nil
+	}
+	data, err := r.readBlobStored(h)
+	if err == nil {
+		r.blobs.put(h, data)
+	}
+	return data, err
+}
+
+// readBlobStored reads blob h from the object store.
+func (r *Repo) readBlobStored(h plumbing.Hash) ([]byte, error) {
 	data, typ, err := r.readObjectDirect(h)
 	switch {
 	case errors.Is(err, errLooseAbsent): // go-git's to read

@@ -367,3 +367,30 @@ func BenchmarkReadBlob(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReadBlobWarm reads the same 100 documents of ~2.7 KB over and over
+// through one Repo, as a server answering get_content does, from loose
+// objects and from a pack.
+func BenchmarkReadBlobWarm(b *testing.B) {
+	files := blobTestFiles(100, 2700)
+	for _, packed := range []bool{false, true} {
+		b.Run(map[bool]string{false: "loose", true: "packed"}[packed], func(b *testing.B) {
+			r, list := blobTestRepo(b, false, packed, files)
+			var docs []File
+			for _, f := range list {
+				if filepath.Ext(f.Path) == ".md" {
+					docs = append(docs, f)
+				}
+			}
+			b.ReportAllocs()
+			start, i := cpuTime(), 0
+			for b.Loop() {
+				if _, err := r.ReadBlob(docs[i%len(docs)].Version); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			b.ReportMetric(float64((cpuTime()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+		})
+	}
+}

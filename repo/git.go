@@ -1,7 +1,6 @@
 package repo
 
 import (
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -26,10 +25,11 @@ import (
 
 // Repo is a Git repository that graft reads and commits to. Objects are read
 // and written through go-git, except blobs and trees, which are read
-// directly from their loose file or pack (see blob.go, pack.go); branch refs
-// are moved by graft itself with Git's lock-file protocol (see refs.go), so
-// that graft and the real git binary can work on the same repository at the
-// same time.
+// directly from their loose file or pack (see blob.go, pack.go), blobs read
+// again from a cache by hash (blobcache.go); branch refs are moved by graft
+// itself with Git's lock-file protocol (see refs.go), so that graft and the
+// real git binary can work on the same repository at the same time, and read
+// with one stat when they have not moved (refcache.go).
 //
 // A Repo is safe for concurrent use: one mutex serialises every go-git call
 // (the direct loose reads take none), a per-branch mutex serialises this
@@ -38,7 +38,8 @@ import (
 type Repo struct {
 	mu    sync.Mutex // guards every call into go-git and parentCache
 	repo  *git.Repository
-	packs *packSet // packs read directly (pack.go); safe for concurrent use
+	packs *packSet   // packs read directly (pack.go); safe for concurrent use
+	blobs *blobCache // blob contents by hash (blobcache.go); safe for concurrent use
 
 	path      string // worktree root, or the git dir of a bare repository
 	gitDir    string // the directory holding HEAD
@@ -53,8 +54,9 @@ type Repo struct {
 	treeCached  int                                  // entries in treeCache; guarded by mu
 	commitTrees map[string]plumbing.Hash             // commit SHA → its tree (immutable); guarded by mu
 
-	packedMu sync.Mutex
-	packed   packedRefs // packed-refs as last read (refPacked)
+	packedMu  sync.Mutex
+	packed    packedRefs    // packed-refs as last read (refPacked)
+	looseRefs looseRefCache // loose refs as last read, for Head (refcache.go)
 }
 
 // commitTreeEntries bounds commitTrees (a commit per write; emptied when full).
@@ -222,6 +224,7 @@ func gitNewRepo(g *git.Repository, path, gitDir, commonDir string, bare bool) (*
 	return &Repo{
 		repo:        g,
 		packs:       newPackSet(filepath.Join(commonDir, "objects")),
+		blobs:       newBlobCache(blobCacheBytes, blobCacheMaxEntry),
 		path:        path,
 		gitDir:      gitDir,
 		commonDir:   commonDir,
@@ -277,11 +280,13 @@ func (r *Repo) Bare() bool { return r.bare }
 // DefaultBranch returns the branch HEAD names, even when it has no commits yet.
 // It returns "main" when HEAD is detached or unreadable.
 func (r *Repo) DefaultBranch() string {
-	b, err := os.ReadFile(filepath.Join(r.gitDir, "HEAD"))
-	if err != nil {
+	// Read on every Production() of a project whose graft.yaml names no
+	// production branch: through the loose-ref cache, one stat.
+	head, found, err := r.looseRefs.read(filepath.Join(r.gitDir, "HEAD"))
+	if err != nil || !found {
 		return "main"
 	}
-	target, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "ref:")
+	target, ok := strings.CutPrefix(head.value, "ref:")
 	if !ok {
 		return "main"
 	}
@@ -293,12 +298,13 @@ func (r *Repo) DefaultBranch() string {
 }
 
 // Head returns the commit a branch points at; ok is false when the branch does
-// not exist (or has no commits yet).
+// not exist (or has no commits yet). A loose ref that has not changed since
+// it was last read costs one stat (refcache.go).
 func (r *Repo) Head(branch string) (commit string, ok bool, err error) {
 	if err := gitCheckBranchName(branch); err != nil {
 		return "", false, err
 	}
-	return r.refRead(plumbing.NewBranchReferenceName(branch).String())
+	return r.refReadVia(plumbing.NewBranchReferenceName(branch).String(), r.looseRefs.read)
 }
 
 // Resolve returns the commit SHA named by ref: a branch name (tried first) or
@@ -738,12 +744,19 @@ func gitSplitDir(dir string) ([]string, error) {
 	return gitSplitPath(strings.TrimSuffix(dir, "/"))
 }
 
+// gitIsSHA reports whether s is a full SHA-1 in lower-case hex, the only
+// spelling graft reads and writes. It allocates nothing: every Head and
+// ReadBlob asks it.
 func gitIsSHA(s string) bool {
 	if len(s) != 40 {
 		return false
 	}
-	_, err := hex.DecodeString(s)
-	return err == nil && strings.ToLower(s) == s
+	for i := range len(s) {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func gitCheckBranchName(name string) error {

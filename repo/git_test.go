@@ -594,3 +594,28 @@ func TestTreeCacheBoundsEntries(t *testing.T) {
 		}
 	}
 }
+
+// TestGitIsSHA: a full SHA-1 in lower-case hex and nothing else.
+func TestGitIsSHA(t *testing.T) {
+	const sha = "0123456789abcdef0123456789abcdef01234567"
+	for _, tt := range []struct {
+		s    string
+		want bool
+	}{
+		{sha, true},
+		{strings.Repeat("f", 40), true},
+		{"0123456789ABCDEF0123456789abcdef01234567", false},
+		{sha[:39], false},
+		{sha + "0", false},
+		{sha[:39] + "g", false},
+		{sha[:39] + " ", false},
+		{sha[:39] + "/", false},
+		{sha[:39] + ":", false},
+		{sha[:39] + "`", false},
+		{"", false},
+	} {
+		if got := gitIsSHA(tt.s); got != tt.want {
+			t.Errorf("gitIsSHA(%q) = %v, want %v", tt.s, got, tt.want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/graft-studio/graft/fixtures"
 )
@@ -87,4 +88,26 @@ func TestScanIncrementalEqualsFull(t *testing.T) {
 		sameSnapshot(t, st.name, got, want)
 		sameSnapshot(t, st.name+" (from disk)", fromDisk, want)
 	}
+}
+
+// BenchmarkGetWarm reads one document of the sample site again and again, as
+// get_content does on a server: a ref read, the scan cached for the commit,
+// a blob read and the parse cached for the blob.
+func BenchmarkGetWarm(b *testing.B) {
+	p, err := OpenProject(fixtures.SampleRepo(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := p.Get("main", "posts", "hello-world"); err != nil {
+		b.Fatal(err)
+	}
+	time.Sleep(2100 * time.Millisecond) // main settles past the racy guard
+	b.ReportAllocs()
+	start := cpuTime()
+	for b.Loop() {
+		if _, err := p.Get("main", "posts", "hello-world"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64((cpuTime()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }

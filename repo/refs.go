@@ -254,20 +254,27 @@ func refSyncDir(dir string) {
 }
 
 // refRead returns a ref's value: the loose file, else its packed-refs line.
-// ok is false when it exists in neither. A symbolic or malformed ref is an error.
+// ok is false when it exists in neither. A symbolic or malformed ref is an
+// error. It always reads the loose file itself: the check-and-set of
+// refUpdate and the tip a Commit starts from use it, and must never be
+// answered from memory. Head reads through the loose-ref cache instead
+// (refcache.go).
 func (r *Repo) refRead(name string) (sha string, ok bool, err error) {
-	b, err := os.ReadFile(filepath.Join(r.commonDir, filepath.FromSlash(name)))
+	return r.refReadVia(name, readLooseRef)
+}
+
+// refReadVia is refRead with the loose file read by readLoose.
+func (r *Repo) refReadVia(name string, readLoose func(path string) (looseRef, bool, error)) (sha string, ok bool, err error) {
+	loose, found, err := readLoose(filepath.Join(r.commonDir, filepath.FromSlash(name)))
 	switch {
-	case err == nil:
-		v := strings.TrimSpace(string(b))
-		if !gitIsSHA(v) {
-			return "", false, errs.New(errs.CommitFailed, "ref %s holds %q, not a commit SHA", name, refShort(v)).
+	case err != nil:
+		return "", false, errs.New(errs.CommitFailed, "read ref %s: %v", name, err)
+	case found:
+		if !gitIsSHA(loose.value) {
+			return "", false, errs.New(errs.CommitFailed, "ref %s holds %q, not a commit SHA", name, refShort(loose.value)).
 				With("ref", name).WithFix("Repair the ref with `git update-ref %s <commit>`.", name)
 		}
-		return v, true, nil
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.ENOTDIR):
-	default:
-		return "", false, errs.New(errs.CommitFailed, "read ref %s: %v", name, err)
+		return loose.value, true, nil
 	}
 	packed, err := r.refPacked()
 	if err != nil {

@@ -1,18 +1,22 @@
 package serve
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/graft-studio/graft/fixtures"
+	"github.com/graft-studio/graft/mcp"
 	"github.com/graft-studio/graft/service"
 )
 
@@ -118,4 +122,40 @@ func getJSON(b *testing.B, u string, out any) {
 	if err := json.NewDecoder(res.Body).Decode(out); err != nil {
 		b.Fatal(err)
 	}
+}
+
+// BenchmarkOwnerSessionGetContent measures a warm get_content on one owner
+// session (the direct lane's path), over pipes: a call written, its answer
+// read, one at a time.
+func BenchmarkOwnerSessionGetContent(b *testing.B) {
+	srv := mcp.New(mcp.Options{Dir: fixtures.SampleRepo(b)})
+	b.Cleanup(func() { srv.Close() })
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	conn := newSessionConn(inR, outW, closeFunc(func() { inR.Close(); outW.Close() }), nil)
+	if _, err := connectSession(context.Background(), srv, conn, mcp.Session{Caller: service.Caller{ID: "agent:bench"}}); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { inW.Close(); conn.Close() })
+	out := bufio.NewReader(outR)
+	call := func(line string) string {
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			b.Fatal(err)
+		}
+		answer, err := out.ReadString('\n')
+		if err != nil {
+			b.Fatal(err)
+		}
+		return answer
+	}
+	call(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
+	io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized","params":{}}`+"\n")
+	id := 0
+	for b.Loop() {
+		id++
+		if a := call(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_content","arguments":{"collection":"posts","slug":"hello-world"}}}`, id)); strings.Contains(a, `"isError":true`) {
+			b.Fatal(a)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
 }

@@ -38,10 +38,15 @@ type sessionConn struct {
 	w     io.Writer              // the session's answers
 	c     io.Closer              // what ends the session
 	tap   func(line []byte) bool // sees each line read until it returns false
+	lane  *lane                  // answers the calls the server takes directly (nil: none)
 	queue []jsonrpc.Message      // the rest of the last line read (Read's goroutine only)
 	// batchless is set once the session's protocol, as the server answered
 	// initialize, has no JSON-RPC batches (2025-06-18 and later).
 	batchless atomic.Bool
+	// answeredInit is set as the answer to initialize is written: the
+	// go-sdk handles the next message only once it is, and the lane takes a
+	// call only then (writeInitialized).
+	answeredInit atomic.Bool
 
 	wmu sync.Mutex // one answer at a time
 
@@ -138,14 +143,30 @@ func (s *sessionConn) take(line []byte) *refusal {
 		if r != nil {
 			return r
 		}
-		if req, ok := m.(*jsonrpc.Request); ok && req.IsCall() {
-			s.mu.Lock()
-			// An id in use is refused by the go-sdk, its answer naming no
-			// id: only a new one is waited for.
-			if !s.open[req.ID] && s.batches[req.ID] == nil {
-				s.open[req.ID] = true
+		if req, ok := m.(*jsonrpc.Request); ok {
+			if req.IsCall() {
+				if s.lane != nil && s.lane.holds(req.ID) {
+					// The go-sdk knows nothing of the lane's call: it drops a
+					// call whose id is in use, unanswered, and so is this one.
+					return nil
+				}
+				s.mu.Lock()
+				// A call whose id is in use is dropped by the go-sdk,
+				// unanswered: only a new one is waited for.
+				fresh := !s.open[req.ID] && s.batches[req.ID] == nil
+				if fresh {
+					s.open[req.ID] = true
+				}
+				s.mu.Unlock()
+				if !fresh {
+					s.queue = []jsonrpc.Message{m} // the go-sdk drops it, cancelling nothing
+					return nil
+				}
+				if s.lane != nil && s.answeredInit.Load() && s.lane.take(req) {
+					return nil
+				}
 			}
-			s.mu.Unlock()
+			s.cancel(req)
 		}
 		s.queue = []jsonrpc.Message{m}
 		return nil
@@ -192,8 +213,22 @@ func (s *sessionConn) take(line []byte) *refusal {
 		}
 		s.mu.Unlock()
 	}
+	for _, m := range msgs {
+		if req, ok := m.(*jsonrpc.Request); ok {
+			s.cancel(req)
+		}
+	}
 	s.queue = msgs
 	return nil
+}
+
+// cancel cancels the direct lane's call when req is a notifications/cancelled
+// naming it, as the go-sdk's preempter cancels a call of its own: alone or
+// in a batch, sent as a notification or as a call.
+func (s *sessionConn) cancel(req *jsonrpc.Request) {
+	if s.lane != nil && req.Method == "notifications/cancelled" {
+		s.lane.cancelCall(req.Params)
+	}
 }
 
 // The members of a JSON-RPC message. They are matched exactly: encoding/json
@@ -284,20 +319,26 @@ func (s *sessionConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if !isAnswer {
 		return s.encodeLine(msg)
 	}
+	return s.answer(res.ID, res, nil)
+}
+
+// answer sends the answer to the call id: res, or the message msg already
+// encoded (the direct lane's, never one of a batch).
+func (s *sessionConn) answer(id jsonrpc.ID, res *jsonrpc.Response, msg []byte) error {
 	s.mu.Lock()
-	b := s.batches[res.ID]
+	b := s.batches[id]
 	if b != nil {
-		delete(s.batches, res.ID)
-		b.answers[b.index[res.ID]] = res
+		delete(s.batches, id)
+		b.answers[b.index[id]] = res
 		b.left--
 	} else {
-		delete(s.open, res.ID)
+		delete(s.open, id)
 	}
 	complete := b == nil || b.left == 0 // decided here, once
 	if complete {
 		s.writing++
 	}
-	initialized := s.initID != nil && *s.initID == res.ID
+	initialized := res != nil && s.initID != nil && *s.initID == id
 	s.mu.Unlock()
 	if initialized && res.Result != nil {
 		var r struct {
@@ -312,9 +353,14 @@ func (s *sessionConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return nil
 	}
 	var err error
-	if b == nil {
+	switch {
+	case msg != nil:
+		err = s.writeLine(append(msg, '\n'))
+	case b == nil && initialized && res.Result != nil:
+		err = s.writeInitialized(res)
+	case b == nil:
 		err = s.encodeLine(res)
-	} else {
+	default:
 		err = s.writeBatch(b.answers)
 	}
 	s.mu.Lock()
@@ -331,6 +377,23 @@ func (s *sessionConn) encodeLine(msg jsonrpc.Message) error {
 		return err
 	}
 	return s.writeLine(append(data, '\n'))
+}
+
+// writeInitialized writes the answer to initialize, and lets the lane take
+// calls from then on: the mark is set under the lock every answer takes, so
+// no call the lane takes is answered before initialize, and none read once
+// the client has the answer is left to the go-sdk. (A session initialized in
+// a batch leaves every call to the go-sdk.)
+func (s *sessionConn) writeInitialized(res *jsonrpc.Response) error {
+	data, err := jsonrpc.EncodeMessage(res)
+	if err != nil {
+		return err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.answeredInit.Store(true)
+	_, err = s.w.Write(append(data, '\n'))
+	return err
 }
 
 // writeBatch writes the answers of a batch as one array.
@@ -392,7 +455,12 @@ func (s *sessionConn) drain() {
 
 // Close ends the session.
 func (s *sessionConn) Close() error {
-	s.once.Do(func() { close(s.closed) })
+	s.once.Do(func() {
+		close(s.closed)
+		if s.lane != nil {
+			s.lane.close()
+		}
+	})
 	return s.c.Close()
 }
 

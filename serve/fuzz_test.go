@@ -43,8 +43,11 @@ func FuzzMCP(f *testing.F) {
 			}
 		}
 		// The owner socket's MCP session: the bytes as one line after the
-		// handshake, the session read to its end.
+		// handshake, the session read to its end; then after initialize's
+		// answer, where a call may reach the direct lane (on a protocol
+		// with batches, so that a batch is served there too).
 		sessionBytes(t, ss.path, body)
+		laneBytes(t, ss.path, body)
 		if got := sessionCall(t, ss.path); !strings.Contains(got, `"result"`) || strings.Contains(got, `"isError":true`) {
 			t.Fatalf("%.200q: a new session's list_collections: %s", body, got)
 		}
@@ -70,6 +73,37 @@ func sessionBytes(t *testing.T, path string, body []byte) {
 	defer c.Close()
 	c.(*net.UnixConn).CloseWrite()
 	io.Copy(io.Discard, c) // the session ends: the owner closes it
+}
+
+// laneBytes opens an MCP session of protocol 2025-03-26 on the owner
+// socket as the operator, sends body (one line) once initialize is
+// answered, ends its input and reads the session to its end.
+func laneBytes(t *testing.T, path string, body []byte) {
+	t.Helper()
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	hello := strings.Replace(sessionHello, "2025-06-18", "2025-03-26", 1)
+	if _, err := c.Write(append(Session{Caller: operator}.Preamble(), hello...)); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(c)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("before initialize's answer: %v", err)
+		}
+		if strings.HasPrefix(line, `{"jsonrpc":"2.0","id":0,`) {
+			break
+		}
+	}
+	if _, err := c.Write(append(body, '\n')); err != nil {
+		t.Fatalf("%.200q: %v", body, err)
+	}
+	c.(*net.UnixConn).CloseWrite()
+	io.Copy(io.Discard, r) // the session ends: the owner closes it
 }
 
 // openSession opens an MCP session on the owner socket as the operator and

@@ -240,7 +240,7 @@ func (m *socketMux) serveSession(ctx context.Context, c *bufferedConn, sess Sess
 		}
 		conn = newSessionConn(c.r, c, c, nil)
 	}
-	ss, err := m.srv.mcp.ConnectSession(context.WithoutCancel(ctx), conn,
+	ss, err := connectSession(context.WithoutCancel(ctx), m.srv.mcp, conn,
 		mcp.Session{Caller: sess.Caller, Branch: sess.Branch, ElicitApprovals: sess.ElicitApprovals, LocalFiles: true})
 	if err != nil {
 		m.srv.logger.Warn("owner socket: MCP session did not start", "error", err)

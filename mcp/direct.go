@@ -1,0 +1,207 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The direct lane. A session connection that reads its own messages (the
+// owner's) may hand a call to the server itself instead of to the go-sdk's
+// JSON-RPC layer, which costs a warm get_content more than graft does: it
+// decodes the params twice, runs the call three goroutine hops away from
+// the line that carried it, and encodes the result twice.
+//
+// The lane takes only what it answers exactly as the go-sdk would: a
+// tools/call of a read tool, on a session initialized with initialize by a
+// client older than the multi round-trip protocol (the go-sdk marks each
+// result of a newer one with its resultType), whose params are a JSON
+// object of "name" and "arguments" alone, nested no deeper than the go-sdk
+// reads. Anything else (_meta and its progress token, the per-request
+// protocol, an unknown tool, a write) goes to the go-sdk. A call on the
+// lane runs through the same receiving middleware (panic recovery, error
+// codes, the caller's Options.Middleware) and the same tool handler; its
+// answer is encoded as the go-sdk encodes one. TestDirectLaneAnswersAsTheSDK
+// holds the lane to that, byte for byte.
+
+// DirectCall is a tools/call the server answers itself (Server.Direct).
+type DirectCall struct {
+	srv     *Server
+	ss      *sdk.ServerSession
+	id      jsonrpc.ID
+	params  *sdk.CallToolParamsRaw
+	handler sdk.ToolHandler
+}
+
+// ID is the call's JSON-RPC id.
+func (c *DirectCall) ID() jsonrpc.ID { return c.id }
+
+// Direct returns req as a call the server answers itself, or false when
+// the go-sdk must answer it (see the direct lane above). ss is the session
+// req was read on.
+func (s *Server) Direct(ss *sdk.ServerSession, req *jsonrpc.Request) (*DirectCall, bool) {
+	if req.Method != "tools/call" || !req.IsCall() || ss == nil {
+		return nil, false
+	}
+	if p := ss.InitializeParams(); p == nil || p.ProtocolVersion >= multiRoundTripVersion {
+		// The version the client asked for, as the go-sdk reads it.
+		return nil, false
+	}
+	var members map[string]json.RawMessage
+	if nestsDeeper(req.Params, maxParamsDepth) || json.Unmarshal(req.Params, &members) != nil || members == nil {
+		return nil, false
+	}
+	params := &sdk.CallToolParamsRaw{}
+	for k, v := range members {
+		switch k {
+		case "name":
+			if json.Unmarshal(v, &params.Name) != nil {
+				return nil, false
+			}
+		case "arguments":
+			params.Arguments = v
+		default:
+			return nil, false
+		}
+	}
+	tools := s.direct.Load()
+	if tools == nil {
+		return nil, false
+	}
+	h := (*tools)[params.Name]
+	if h == nil {
+		return nil, false
+	}
+	return &DirectCall{srv: s, ss: ss, id: req.ID, params: params, handler: h}, true
+}
+
+// Answer runs the call and returns its JSON-RPC response as one message
+// (no newline), encoded as the go-sdk encodes it.
+func (c *DirectCall) Answer(ctx context.Context) []byte {
+	handler := c.srv.receiving(func(ctx context.Context, _ string, req sdk.Request) (sdk.Result, error) {
+		res, err := c.handler(ctx, req.(*sdk.CallToolRequest))
+		if err == nil && res != nil && res.Content == nil {
+			// As the go-sdk's callTool: content is never null.
+			res.Content = []sdk.Content{}
+		}
+		return res, err
+	})
+	res, err := handler(ctx, "tools/call", &sdk.CallToolRequest{Session: c.ss, Params: c.params})
+	var result []byte
+	if m, ok := res.(json.Marshaler); ok && err == nil {
+		// What the go-sdk's encoder would call, less its second pass over
+		// the bytes (which leaves compact JSON as it is).
+		result, err = m.MarshalJSON()
+	} else if err == nil {
+		result, err = marshalWire(res)
+	}
+	if err != nil {
+		msg, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: c.id, Error: err})
+		return msg
+	}
+	id, err := marshalWire(c.id.Raw())
+	if err != nil {
+		msg, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: c.id, Result: result})
+		return msg
+	}
+	out := make([]byte, 0, len(result)+len(id)+32)
+	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	out = append(out, id...)
+	out = append(out, `,"result":`...)
+	out = append(out, result...)
+	return append(out, '}')
+}
+
+// CancelledID is the id of the call a notifications/cancelled with params
+// names, read as the go-sdk reads it; false when the go-sdk cancels nothing
+// for it (params it does not decode: nested too deep, no object, a member
+// of the wrong type, an id that is neither a number nor a string). Members
+// are matched exactly, the last of a name winning.
+func CancelledID(params json.RawMessage) (jsonrpc.ID, bool) {
+	var members map[string]json.RawMessage
+	if nestsDeeper(params, maxParamsDepth) || json.Unmarshal(params, &members) != nil {
+		return jsonrpc.ID{}, false
+	}
+	var p sdk.CancelledParams
+	for k, v := range members {
+		var err error
+		switch k {
+		case "_meta":
+			err = json.Unmarshal(v, &p.Meta)
+		case "reason":
+			err = json.Unmarshal(v, &p.Reason)
+		case "requestId":
+			err = json.Unmarshal(v, &p.RequestID)
+		}
+		if err != nil {
+			return jsonrpc.ID{}, false
+		}
+	}
+	id, err := jsonrpc.MakeID(p.RequestID)
+	return id, err == nil && id.IsValid()
+}
+
+// marshalWire encodes v as the go-sdk's JSON-RPC layer does: encoding/json
+// without HTML escaping.
+func marshalWire(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// use adds receiving middleware to the go-sdk server and keeps it for the
+// direct lane, which wraps its handler the same way.
+func (s *Server) use(mw ...sdk.Middleware) {
+	s.sdk.AddReceivingMiddleware(mw...)
+	s.middleware = append(s.middleware, mw)
+}
+
+// receiving wraps h in the receiving middleware, as the go-sdk wraps its
+// handler: each use wraps what is there, the first of one use outermost.
+func (s *Server) receiving(h sdk.MethodHandler) sdk.MethodHandler {
+	for _, group := range s.middleware {
+		for _, mw := range slices.Backward(group) {
+			h = mw(h)
+		}
+	}
+	return h
+}
+
+// maxParamsDepth is how deep the go-sdk reads a request's params: it
+// refuses params whose objects and arrays nest deeper (invalid params).
+const maxParamsDepth = 1000
+
+// nestsDeeper reports whether the objects and arrays of the JSON text b
+// nest deeper than max (the strings' contents are not counted).
+func nestsDeeper(b []byte, max int) bool {
+	if len(b) <= 2*max {
+		return false // each level opens and closes
+	}
+	depth, inString, escaped := 0, false, false
+	for _, c := range b {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			escaped = c == '\\'
+			inString = c != '"'
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			if depth++; depth > max {
+				return true
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return false
+}
