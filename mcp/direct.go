@@ -30,15 +30,47 @@ import (
 
 // DirectCall is a tools/call the server answers itself (Server.Direct).
 type DirectCall struct {
-	srv     *Server
-	ss      *sdk.ServerSession
-	id      jsonrpc.ID
-	params  *sdk.CallToolParamsRaw
-	handler sdk.ToolHandler
+	srv    *Server
+	ss     *sdk.ServerSession
+	id     jsonrpc.ID
+	params *sdk.CallToolParamsRaw
+	tool   directTool
+}
+
+// directTool is a tool the direct lane answers.
+type directTool struct {
+	handler  sdk.ToolHandler
+	quick    bool
+	slowWith []string // arguments that, true, make a quick tool's call slow
 }
 
 // ID is the call's JSON-RPC id.
 func (c *DirectCall) ID() jsonrpc.ID { return c.id }
+
+// Quick reports whether the call's tool does bounded work that never waits
+// on the network or reads a whole collection (get_content, describe_schema,
+// list_collections, explain_error): a session may answer it where it reads,
+// reading nothing more until it is answered. A quick tool is a read tool, so
+// it never asks the client anything (elicitation is for approvals of
+// destructive writes), whose answer would have to be read meanwhile.
+func (c *DirectCall) Quick() bool {
+	if !c.tool.quick {
+		return false
+	}
+	if len(c.tool.slowWith) == 0 {
+		return true
+	}
+	var args map[string]json.RawMessage
+	if json.Unmarshal(c.params.Arguments, &args) != nil {
+		return true // refused as it is decoded: quick
+	}
+	for _, name := range c.tool.slowWith {
+		if v, ok := args[name]; ok && string(v) != "false" && string(v) != "null" {
+			return false
+		}
+	}
+	return true
+}
 
 // Direct returns req as a call the server answers itself, or false when
 // the go-sdk must answer it (see the direct lane above). ss is the session
@@ -72,18 +104,18 @@ func (s *Server) Direct(ss *sdk.ServerSession, req *jsonrpc.Request) (*DirectCal
 	if tools == nil {
 		return nil, false
 	}
-	h := (*tools)[params.Name]
-	if h == nil {
+	h, ok := (*tools)[params.Name]
+	if !ok {
 		return nil, false
 	}
-	return &DirectCall{srv: s, ss: ss, id: req.ID, params: params, handler: h}, true
+	return &DirectCall{srv: s, ss: ss, id: req.ID, params: params, tool: h}, true
 }
 
 // Answer runs the call and returns its JSON-RPC response as one message
 // (no newline), encoded as the go-sdk encodes it.
 func (c *DirectCall) Answer(ctx context.Context) []byte {
 	handler := c.srv.receiving(func(ctx context.Context, _ string, req sdk.Request) (sdk.Result, error) {
-		res, err := c.handler(ctx, req.(*sdk.CallToolRequest))
+		res, err := c.tool.handler(ctx, req.(*sdk.CallToolRequest))
 		if err == nil && res != nil && res.Content == nil {
 			// As the go-sdk's callTool: content is never null.
 			res.Content = []sdk.Content{}

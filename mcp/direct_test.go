@@ -254,3 +254,38 @@ func TestDirectLaneMiddleware(t *testing.T) {
 
 // nested is n arrays, each inside the one before.
 func nested(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+
+// TestDirectCallQuick: a call is quick only when its tool's work is bounded
+// (one document, the configuration, the catalog) and its arguments ask for
+// nothing that reads more (get_content's referencedBy walks the branch).
+func TestDirectCallQuick(t *testing.T) {
+	srv := New(Options{Dir: fixtures.SampleRepo(t), Identity: FixedIdentity(agent)})
+	t.Cleanup(func() { srv.Close() })
+	ss, _ := wireSession(t, srv, "2025-06-18")
+	for _, tc := range []struct {
+		params string
+		quick  bool
+	}{
+		{`{"name":"get_content","arguments":{"collection":"posts","slug":"hello-world"}}`, true},
+		{`{"name":"get_content","arguments":{"collection":"posts","slug":"hello-world","referencedBy":false}}`, true},
+		{`{"name":"get_content","arguments":{"collection":"posts","slug":"hello-world","referencedBy":null}}`, true},
+		{`{"name":"get_content","arguments":{"collection":"posts","slug":"hello-world","referencedBy":true}}`, false},
+		{`{"name":"get_content","arguments":{"collection":"posts","slug":"hello-world","referencedBy":"yes"}}`, false},
+		{`{"name":"get_content","arguments":"not an object"}`, true},
+		{`{"name":"describe_schema","arguments":{"collection":"posts"}}`, true},
+		{`{"name":"list_collections","arguments":{}}`, true},
+		{`{"name":"explain_error","arguments":{"code":"CONTENT_CONFLICT"}}`, true},
+		{`{"name":"search_content","arguments":{"query":"hello"}}`, false},
+		{`{"name":"list_content","arguments":{"collection":"posts"}}`, false},
+		{`{"name":"check_content","arguments":{}}`, false},
+		{`{"name":"get_review","arguments":{"review":"1"}}`, false},
+	} {
+		c, ok := srv.Direct(ss, request(t, 1, "tools/call", tc.params))
+		if !ok {
+			t.Fatalf("%s: the lane does not take it", tc.params)
+		}
+		if c.Quick() != tc.quick {
+			t.Errorf("%s: quick %v, want %v", tc.params, c.Quick(), tc.quick)
+		}
+	}
+}

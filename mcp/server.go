@@ -83,7 +83,7 @@ type Server struct {
 
 	// direct holds the handlers of the tools the direct lane answers (the
 	// read tools), by name; it is replaced with the surface.
-	direct atomic.Pointer[map[string]sdk.ToolHandler]
+	direct atomic.Pointer[map[string]directTool]
 	// middleware is the receiving middleware, as added (use).
 	middleware [][]sdk.Middleware
 }
@@ -318,12 +318,13 @@ func (s *Server) syncTools() {
 	}
 	s.surface = sum
 	keep := map[string]bool{}
-	direct := map[string]sdk.ToolHandler{}
+	direct := map[string]directTool{}
 	for i, t := range list {
 		h := t.register(s, defs[i])
 		keep[t.Name()] = true
 		if t.Class() == Read {
-			direct[t.Name()] = h
+			quick, slowWith := t.isQuick()
+			direct[t.Name()] = directTool{handler: h, quick: quick, slowWith: slowWith}
 		}
 	}
 	s.direct.Store(&direct)

@@ -43,6 +43,7 @@ type Tool interface {
 	// its handler.
 	register(s *Server, def *sdk.Tool) sdk.ToolHandler
 	needsProject() bool
+	isQuick() (bool, []string)
 }
 
 // call is what a handler gets besides its input.
@@ -67,15 +68,24 @@ type tool[In, Out any] struct {
 	name, title, description string
 	class                    Class
 	idempotent               bool
-	openWorld                bool
-	noOutputSchema           bool // run_function, delete_content
-	projectFree              bool
-	run                      func(ctx context.Context, c *call, in In) (Out, error)
+	// quick marks a read whose work is bounded and never waits on the
+	// network or a whole collection: one document, the configuration,
+	// the catalog (DirectCall.Quick) — unless one of slowWith is true in
+	// the arguments.
+	quick          bool
+	slowWith       []string
+	openWorld      bool
+	noOutputSchema bool // run_function, delete_content
+	projectFree    bool
+	run            func(ctx context.Context, c *call, in In) (Out, error)
 }
 
 func (t *tool[In, Out]) Name() string       { return t.name }
 func (t *tool[In, Out]) Class() Class       { return t.class }
 func (t *tool[In, Out]) needsProject() bool { return !t.projectFree }
+func (t *tool[In, Out]) isQuick() (bool, []string) {
+	return t.quick && t.class == Read, t.slowWith
+}
 
 func (t *tool[In, Out]) annotations() *sdk.ToolAnnotations {
 	return &sdk.ToolAnnotations{

@@ -8,7 +8,7 @@ import (
 
 func explainErrorTool() Tool {
 	return &tool[service.ExplainErrorInput, service.ExplainErrorOutput]{
-		name: "explain_error", title: "Explain an error code", class: Read, idempotent: true, projectFree: true,
+		name: "explain_error", title: "Explain an error code", class: Read, idempotent: true, projectFree: true, quick: true,
 		description: "What an error code means, its typical causes, how to recover and its HTTP status. Without a code: the whole catalog.",
 		run: func(_ context.Context, _ *call, in service.ExplainErrorInput) (service.ExplainErrorOutput, error) {
 			return service.ExplainError(in)

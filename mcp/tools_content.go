@@ -26,7 +26,7 @@ func listContentTool() Tool {
 
 func getContentTool() Tool {
 	return &tool[service.GetContentInput, service.GetContentOutput]{
-		name: "get_content", title: "Read a document", class: Read, idempotent: true,
+		name: "get_content", title: "Read a document", class: Read, idempotent: true, quick: true, slowWith: []string{"referencedBy"},
 		description: "Read one document: frontmatter data, body, version and the branch it came from (your draft when it exists, else production). " +
 			"Pass the version as baseVersion when you write it back. html: true also renders the body. version: read an earlier version " +
 			"(from get_history; write it back to restore it). referencedBy: true lists the documents whose reference fields name it.",

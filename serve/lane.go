@@ -14,11 +14,12 @@ import (
 )
 
 // lane answers a session's calls that the MCP server answers itself
-// (mcp.Server.Direct, the direct lane) on a goroutine of its own, one call
-// at a time: a call read while the lane is busy goes to the go-sdk, as does
-// every call the server does not take. The goroutine keeps its stack from
-// call to call, and the call is answered one hop from the line that
-// carried it.
+// (mcp.Server.Direct, the direct lane). A quick call (DirectCall.Quick: one
+// document, the configuration, the catalog) is answered where it is read,
+// before the next line is. Any other is answered on a goroutine of the
+// lane's own, one call at a time, which keeps its stack from call to call:
+// a call read while that goroutine is busy goes to the go-sdk, as does every
+// call the server does not take.
 type lane struct {
 	srv  *mcp.Server
 	ss   atomic.Pointer[sdk.ServerSession] // set once the session is connected
@@ -28,6 +29,7 @@ type lane struct {
 	stop context.CancelFunc
 
 	done chan struct{} // closed when the goroutine has returned
+	conn *sessionConn  // set before ss
 
 	mu     sync.Mutex
 	busy   bool
@@ -80,6 +82,7 @@ func newLane(ctx context.Context, srv *mcp.Server) *lane {
 // start runs the lane's goroutine for the session ss, answering through
 // conn, until the session closes.
 func (l *lane) start(ss *sdk.ServerSession, conn *sessionConn) {
+	l.conn = conn
 	l.ss.Store(ss)
 	go func() {
 		defer close(l.done)
@@ -99,11 +102,22 @@ func (l *lane) start(ss *sdk.ServerSession, conn *sessionConn) {
 // that req's id is not the id of a call in flight.
 func (l *lane) take(req *jsonrpc.Request) bool {
 	ss := l.ss.Load()
-	if ss == nil || l.isBusy() {
+	if ss == nil {
 		return false
 	}
 	c, ok := l.srv.Direct(ss, req)
 	if !ok {
+		return false
+	}
+	if c.Quick() {
+		// Answered where it was read, as an echo would answer it: no
+		// goroutine is woken. Nothing is read until it is answered, so no
+		// call can name its id and no cancellation can reach it; its work
+		// is bounded (DirectCall.Quick).
+		l.answer(laneJob{c, l.ctx}, l.conn)
+		return true
+	}
+	if l.isBusy() {
 		return false
 	}
 	ctx, cancel := context.WithCancel(l.ctx)
@@ -133,8 +147,10 @@ func (l *lane) answer(j laneJob, conn *sessionConn) {
 	// Free before the answer is out: a client may use the id again as
 	// soon as it has the answer.
 	l.mu.Lock()
-	l.cancel()
-	l.busy, l.id, l.cancel = false, jsonrpc.ID{}, nil
+	if l.busy && l.id == j.call.ID() {
+		l.cancel()
+		l.busy, l.id, l.cancel = false, jsonrpc.ID{}, nil
+	}
 	l.mu.Unlock()
 	if conn.answer(j.call.ID(), nil, msg) != nil {
 		// As the go-sdk does when an answer cannot be written: the session
