@@ -107,11 +107,12 @@ func (s *Store) CreatePreview(ctx context.Context, name, parent string, author r
 		return BranchInfo{}, errs.New(errs.BranchNotFound, "branch %q does not exist", parent).With("branch", parent).
 			WithFix("list_branches lists the branches that exist")
 	}
-	none := ""
-	res, err := s.Publisher.Commit(ctx, repo.CommitRequest{Branch: name, From: parent, AllowEmpty: true, Expect: &none,
-		Message: "Create branch " + name + " from " + parent + "\n\n" + ParentTrailer + ": " + parent + "\n", Author: author,
+	res, err := s.Publisher.Commit(ctx, repo.CommitRequest{Branch: name, From: parent, AllowEmpty: true, Create: true,
+		Message: "Create branch " + name + " from " + parent + "\n\n" + ParentTrailer + ": " + parent + "\n", Author: author})
+	if repo.IsBranchExists(err) {
 		// The branch appeared meanwhile (another replica, or a name only GitHub had).
-		Rebuild: func(string) ([]repo.Change, error) { return nil, exists() }})
+		return BranchInfo{}, exists()
+	}
 	if err != nil {
 		return BranchInfo{}, err
 	}

@@ -55,7 +55,7 @@ func (s *Store) lockWorktree(entries []Entry, current map[string]string) (*workt
 	lock := filepath.Join(gitDir, "index.lock")
 	f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
-		return nil, errors.New("its index is locked by another git command")
+		return nil, errIndexLocked
 	}
 	f.Close()
 	w := &worktreeSync{s: s, lock: lock, entries: entries}
@@ -98,10 +98,15 @@ type localChanges struct{ paths []string }
 
 func (e *localChanges) Error() string { return fmt.Sprintf("has local changes to %v", e.paths) }
 
+// errIndexLocked is a checkout whose index.lock another git command holds:
+// it passes, so the refusal is no ReasonCheckout.
+var errIndexLocked = errors.New("its index is locked by another git command")
+
 // ReasonCheckout is details.reason of CommitProduction's CONTENT_CONFLICT
 // when production is checked out and the checkout refused the commit:
-// local changes at its paths (details.paths), a held index.lock, an
-// unreadable index, a symlink on the way. Nothing was committed, and trying
+// local changes at its paths (details.paths), an unreadable index, a
+// symlink on the way (an index.lock another git command holds passes, and
+// is a plain conflict). Nothing was committed, and trying
 // again does not help until someone changes the checkout.
 const ReasonCheckout = "checkout"
 

@@ -43,7 +43,9 @@ type Tool interface {
 	// its handler.
 	register(s *Server, def *sdk.Tool) sdk.ToolHandler
 	needsProject() bool
-	isQuick() (bool, []string)
+	// isQuick is the tool's quick mark and the arguments that lift it
+	// (DirectCall.Quick); the direct lane takes read tools only (syncTools).
+	isQuick() (quick bool, slowWith []string)
 }
 
 // call is what a handler gets besides its input.
@@ -80,12 +82,10 @@ type tool[In, Out any] struct {
 	run            func(ctx context.Context, c *call, in In) (Out, error)
 }
 
-func (t *tool[In, Out]) Name() string       { return t.name }
-func (t *tool[In, Out]) Class() Class       { return t.class }
-func (t *tool[In, Out]) needsProject() bool { return !t.projectFree }
-func (t *tool[In, Out]) isQuick() (bool, []string) {
-	return t.quick && t.class == Read, t.slowWith
-}
+func (t *tool[In, Out]) Name() string              { return t.name }
+func (t *tool[In, Out]) Class() Class              { return t.class }
+func (t *tool[In, Out]) needsProject() bool        { return !t.projectFree }
+func (t *tool[In, Out]) isQuick() (bool, []string) { return t.quick, t.slowWith }
 
 func (t *tool[In, Out]) annotations() *sdk.ToolAnnotations {
 	return &sdk.ToolAnnotations{

@@ -1,7 +1,7 @@
 package repo
 
 import (
-	"errors"
+	"context"
 	"sort"
 	"strings"
 
@@ -30,51 +30,15 @@ type Branch struct {
 // BRANCH_NOT_FOUND (from), BRANCH_EXISTS (name, or a name clashing with it as
 // file and folder).
 func (r *Repo) CreateBranch(name, from string, author Signature) (string, error) {
-	if err := gitCheckBranchName(name); err != nil {
-		return "", err
-	}
 	if err := gitCheckBranchName(from); err != nil {
 		return "", err
 	}
-	tip, ok, err := r.Head(from)
+	res, err := r.Commit(context.Background(), CommitRequest{Branch: name, From: from, Create: true, AllowEmpty: true,
+		Message: createBranchSubject(name, from) + "\n\n" + branchParentTrailer + ": " + from + "\n", Author: author})
 	if err != nil {
 		return "", err
 	}
-	if !ok {
-		return "", gitBranchNotFound(from)
-	}
-	if _, exists, err := r.Head(name); err != nil {
-		return "", err
-	} else if exists {
-		return "", BranchExistsError(name)
-	}
-	if err := r.commitCheckNewBranch(name); err != nil {
-		return "", err
-	}
-	tree, err := r.gitCommitTree(tip)
-	if err != nil {
-		return "", err
-	}
-	msg := createBranchSubject(name, from) + "\n\n" + branchParentTrailer + ": " + from + "\n"
-	r.mu.Lock()
-	w := &commitWriter{r: r}
-	sha, err := w.commit(tree, tip, msg, author)
-	r.mu.Unlock()
-	if err != nil {
-		return "", err
-	}
-	if err := w.sync(); err != nil {
-		return "", err
-	}
-	err = r.refUpdate(plumbing.NewBranchReferenceName(name).String(), "", sha)
-	var moved *errRefMoved
-	if errors.As(err, &moved) {
-		return "", BranchExistsError(name)
-	}
-	if err != nil {
-		return "", err
-	}
-	return sha, nil
+	return res.Commit, nil
 }
 
 // BranchExistsError is BRANCH_EXISTS for a branch that could not be created

@@ -90,8 +90,9 @@ type CommitRequest struct {
 	Expect *string
 	// Create: the commit creates Branch, which must not exist yet. The
 	// branch is created with a "must not exist" check-and-set, and when it
-	// exists, or another writer creates it first, nothing is written and the
-	// error is BranchExistsError (IsBranchExists). A name claimed this way
+	// exists, or another writer creates it first, the branch is left as it
+	// is (the commit's objects may stay, unreferenced) and the error is
+	// BranchExistsError (IsBranchExists). A name claimed this way
 	// belongs to one writer alone (review branches, DESIGN §5).
 	Create bool
 }
@@ -209,6 +210,10 @@ func (r *Repo) Commit(ctx context.Context, req CommitRequest) (CommitResult, err
 				return CommitResult{}, err
 			}
 			return res, nil
+		}
+		if req.Create {
+			// "Must not exist" failed: another writer created the branch.
+			return CommitResult{}, BranchExistsError(req.Branch)
 		}
 		time.Sleep(pause/2 + rand.N(pause))
 		pause = min(pause*2, 100*time.Millisecond)

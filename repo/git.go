@@ -304,7 +304,7 @@ func (r *Repo) Head(branch string) (commit string, ok bool, err error) {
 	if err := gitCheckBranchName(branch); err != nil {
 		return "", false, err
 	}
-	return r.refReadVia(plumbing.NewBranchReferenceName(branch).String(), r.looseRefs.read)
+	return r.refReadVia(plumbing.NewBranchReferenceName(branch).String(), r.looseRefs.read, r.refPacked)
 }
 
 // Resolve returns the commit SHA named by ref: a branch name (tried first) or

@@ -61,8 +61,9 @@ func (c *looseRefCache) read(path string) (looseRef, bool, error) {
 			return looseRef{}, false, nil
 		}
 	}
+	now := time.Now() // before the read: a tick passing during it must not make the value look settled
 	ref, found, err := readLooseRef(path)
-	if err == nil && found && ref.stat.settled(time.Now()) {
+	if err == nil && found && ref.stat.settled(now) {
 		c.remember(path, ref)
 	} else if ok {
 		c.forget(path)

@@ -3,6 +3,7 @@ package repo
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -343,4 +344,65 @@ func TestDefaultBranchFollowsHEAD(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestUpdateRefReadsPackedRefs: for a ref that is only packed, the
+// check-and-set reads packed-refs itself, never the packed-refs Head keeps,
+// even when a rewrite kept the file's state (through a shared mapping); and
+// Head keeps packed-refs by the loose-ref cache's rule, so a rewrite in
+// place with its modification time set back is seen too.
+func TestUpdateRefReadsPackedRefs(t *testing.T) {
+	setRefRacyGuard(t, 0)
+	r, c, path := refCacheRepo(t)
+	gitRun(t, r.Path(), "pack-refs", "--all")
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("branch x is still loose after pack-refs: %v", err)
+	}
+	packed := filepath.Join(r.GitDir(), "packed-refs")
+	b, err := os.ReadFile(packed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantHead(t, r, "x", c[0])
+
+	// In place, to the same size, the modification time set back: the
+	// change time tells.
+	fi, _ := os.Stat(packed)
+	waitChangeTick(t, packed)
+	moved := strings.Replace(string(b), c[0]+" refs/heads/x", c[1]+" refs/heads/x", 1)
+	if err := os.WriteFile(packed, []byte(moved), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(packed, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	wantHead(t, r, "x", c[1])
+
+	// Through a shared mapping: the file's state stays the same, so Head
+	// may keep its value; the check-and-set must not.
+	m, err := unix.Mmap(int(mustOpen(t, packed).Fd()), 0, len(moved), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Munmap(m) })
+	i := strings.Index(moved, c[1]+" refs/heads/x")
+	copy(m[i:], c[1]) // sets the file's times once
+	wantHead(t, r, "x", c[1])
+	copy(m[i:], c[2])
+	if err := r.UpdateRef("refs/heads/x", c[1], c[0]); !IsRefMoved(err) {
+		t.Fatalf("UpdateRef from %s (kept) while packed-refs holds %s = %v, want ref-moved", c[1], c[2], err)
+	}
+	if err := r.UpdateRef("refs/heads/x", c[2], c[0]); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustOpen(t *testing.T, path string) *os.File {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }

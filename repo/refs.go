@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"golang.org/x/sys/unix"
 
 	"github.com/graft-studio/graft/errs"
 )
@@ -255,16 +256,17 @@ func refSyncDir(dir string) {
 
 // refRead returns a ref's value: the loose file, else its packed-refs line.
 // ok is false when it exists in neither. A symbolic or malformed ref is an
-// error. It always reads the loose file itself: the check-and-set of
+// error. It always reads the files themselves: the check-and-set of
 // refUpdate and the tip a Commit starts from use it, and must never be
-// answered from memory. Head reads through the loose-ref cache instead
-// (refcache.go).
+// answered from memory. Head reads through the loose-ref cache and the kept
+// packed-refs instead (refcache.go).
 func (r *Repo) refRead(name string) (sha string, ok bool, err error) {
-	return r.refReadVia(name, readLooseRef)
+	return r.refReadVia(name, readLooseRef, r.readPackedRefs)
 }
 
-// refReadVia is refRead with the loose file read by readLoose.
-func (r *Repo) refReadVia(name string, readLoose func(path string) (looseRef, bool, error)) (sha string, ok bool, err error) {
+// refReadVia is refRead with the loose file read by readLoose and
+// packed-refs by readPacked.
+func (r *Repo) refReadVia(name string, readLoose func(path string) (looseRef, bool, error), readPacked func() (map[string]string, error)) (sha string, ok bool, err error) {
 	loose, found, err := readLoose(filepath.Join(r.commonDir, filepath.FromSlash(name)))
 	switch {
 	case err != nil:
@@ -276,7 +278,7 @@ func (r *Repo) refReadVia(name string, readLoose func(path string) (looseRef, bo
 		}
 		return loose.value, true, nil
 	}
-	packed, err := r.refPacked()
+	packed, err := readPacked()
 	if err != nil {
 		return "", false, err
 	}
@@ -292,38 +294,60 @@ func refShort(v string) string {
 }
 
 // refPacked is packed-refs as a map (peeled "^" lines are skipped), read
-// again only when the file is another one or has changed since it was last
-// read (its file, size and modification time), as git validates its own
-// cache of it: git and graft rewrite packed-refs into a new file, renamed
-// into place. The map is shared: callers only read it.
+// again only when the file's state (refFileStat) differs from the one it was
+// last read under, and kept only under the racy rule of the loose-ref cache
+// (refcache.go): one rule for whether a ref file changed. The map is
+// shared: callers only read it; nil when there is no packed-refs.
 func (r *Repo) refPacked() (map[string]string, error) {
 	path := filepath.Join(r.commonDir, "packed-refs")
-	fi, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]string{}, nil
-	}
-	if err != nil {
+	var st unix.Stat_t
+	if _, err := looseRetry(func() (int, error) { return 0, unix.Stat(path, &st) }); err != nil {
+		if refFileAbsent(err) {
+			return nil, nil
+		}
 		return nil, errs.New(errs.CommitFailed, "read packed-refs: %v", err)
 	}
 	r.packedMu.Lock()
 	defer r.packedMu.Unlock()
-	if c := r.packed; c.refs != nil && os.SameFile(c.stat, fi) && c.stat.Size() == fi.Size() && c.stat.ModTime().Equal(fi.ModTime()) {
+	if c := r.packed; c.refs != nil && c.stat == refFileStatOf(&st) {
 		return c.refs, nil
 	}
+	now := time.Now()
+	refs, state, err := readPackedRefsFile(path)
+	if err != nil {
+		return nil, err
+	}
+	r.packed = packedRefs{}
+	if state.settled(now) {
+		r.packed = packedRefs{refs: refs, stat: state}
+	}
+	return refs, nil
+}
+
+// readPackedRefs reads packed-refs itself (nil when there is none).
+func (r *Repo) readPackedRefs() (map[string]string, error) {
+	refs, _, err := readPackedRefsFile(filepath.Join(r.commonDir, "packed-refs"))
+	return refs, err
+}
+
+// readPackedRefsFile parses the packed-refs file at path, with the state of
+// the file it read.
+func readPackedRefsFile(path string) (map[string]string, refFileStat, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]string{}, nil
+		return nil, refFileStat{}, nil
 	}
 	if err != nil {
-		return nil, errs.New(errs.CommitFailed, "read packed-refs: %v", err)
+		return nil, refFileStat{}, errs.New(errs.CommitFailed, "read packed-refs: %v", err)
 	}
 	defer f.Close()
-	if fi, err = f.Stat(); err != nil {
-		return nil, errs.New(errs.CommitFailed, "read packed-refs: %v", err)
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return nil, refFileStat{}, errs.New(errs.CommitFailed, "read packed-refs: %v", err)
 	}
 	b, err := io.ReadAll(f)
 	if err != nil {
-		return nil, errs.New(errs.CommitFailed, "read packed-refs: %v", err)
+		return nil, refFileStat{}, errs.New(errs.CommitFailed, "read packed-refs: %v", err)
 	}
 	out := map[string]string{}
 	sc := bufio.NewScanner(bytes.NewReader(b))
@@ -338,14 +362,14 @@ func (r *Repo) refPacked() (map[string]string, error) {
 			out[name] = sha
 		}
 	}
-	r.packed = packedRefs{refs: out, stat: fi}
-	return out, nil
+	return out, refFileStatOf(&st), nil
 }
 
-// packedRefs is packed-refs as last read, and the file it was read from.
+// packedRefs is packed-refs as last kept, and the state of the file it was
+// read from.
 type packedRefs struct {
 	refs map[string]string
-	stat fs.FileInfo
+	stat refFileStat
 }
 
 // refRemovePacked drops name (and its peeled line) from packed-refs, the way

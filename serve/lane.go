@@ -29,7 +29,7 @@ type lane struct {
 	stop context.CancelFunc
 
 	done chan struct{} // closed when the goroutine has returned
-	conn *sessionConn  // set before ss
+	conn *sessionConn  // the session's connection, answered through
 
 	mu     sync.Mutex
 	busy   bool
@@ -62,34 +62,34 @@ func (s *ownerSession) Wait() error {
 // connectSession serves one MCP session of srv on conn, with a direct
 // lane.
 func connectSession(ctx context.Context, srv *mcp.Server, conn *sessionConn, sess mcp.Session) (*ownerSession, error) {
-	conn.lane = newLane(ctx, srv)
+	conn.lane = newLane(ctx, srv, conn)
 	ss, err := srv.ConnectSession(ctx, conn, sess)
 	if err != nil {
 		conn.lane.close()
 		return nil, err
 	}
-	conn.lane.start(ss, conn)
+	conn.lane.start(ss)
 	return &ownerSession{ServerSession: ss, lane: conn.lane}, nil
 }
 
-// newLane is the lane of one session of srv whose context is ctx: its
-// calls carry ctx's values, as the go-sdk's do, and end with the session.
-func newLane(ctx context.Context, srv *mcp.Server) *lane {
+// newLane is the lane of one session of srv on conn whose context is ctx:
+// its calls carry ctx's values, as the go-sdk's do, and end with the
+// session.
+func newLane(ctx context.Context, srv *mcp.Server, conn *sessionConn) *lane {
 	ctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	return &lane{srv: srv, jobs: make(chan laneJob, 1), ctx: ctx, stop: stop, done: make(chan struct{})}
+	return &lane{srv: srv, conn: conn, jobs: make(chan laneJob, 1), ctx: ctx, stop: stop, done: make(chan struct{})}
 }
 
-// start runs the lane's goroutine for the session ss, answering through
-// conn, until the session closes.
-func (l *lane) start(ss *sdk.ServerSession, conn *sessionConn) {
-	l.conn = conn
+// start runs the lane's goroutine for the session ss until the session
+// closes.
+func (l *lane) start(ss *sdk.ServerSession) {
 	l.ss.Store(ss)
 	go func() {
 		defer close(l.done)
 		for {
 			select {
 			case j := <-l.jobs:
-				l.answer(j, conn)
+				l.answer(j)
 			case <-l.ctx.Done():
 				return
 			}
@@ -114,7 +114,7 @@ func (l *lane) take(req *jsonrpc.Request) bool {
 		// goroutine is woken. Nothing is read until it is answered, so no
 		// call can name its id and no cancellation can reach it; its work
 		// is bounded (DirectCall.Quick).
-		l.answer(laneJob{c, l.ctx}, l.conn)
+		l.answer(laneJob{c, l.ctx})
 		return true
 	}
 	if l.isBusy() {
@@ -135,7 +135,7 @@ func (l *lane) isBusy() bool {
 }
 
 // answer runs one call and writes its answer.
-func (l *lane) answer(j laneJob, conn *sessionConn) {
+func (l *lane) answer(j laneJob) {
 	var msg []byte
 	err := crash.Do("MCP tools/call (direct lane)", func() error {
 		msg = j.call.Answer(j.ctx)
@@ -152,10 +152,10 @@ func (l *lane) answer(j laneJob, conn *sessionConn) {
 		l.busy, l.id, l.cancel = false, jsonrpc.ID{}, nil
 	}
 	l.mu.Unlock()
-	if conn.answer(j.call.ID(), nil, msg) != nil {
+	if l.conn.answer(j.call.ID(), nil, msg) != nil {
 		// As the go-sdk does when an answer cannot be written: the session
 		// is over, its calls in flight cancelled.
-		conn.Close()
+		l.conn.Close()
 	}
 }
 

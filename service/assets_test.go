@@ -496,6 +496,43 @@ func (m *movedFirst) Commit(ctx context.Context, req repo.CommitRequest) (repo.C
 	return m.Publisher.Commit(ctx, req)
 }
 
+// unlockOnSecondSync releases a held index.lock when its second Sync starts.
+type unlockOnSecondSync struct {
+	syncCounter
+	lock string
+}
+
+func (u *unlockOnSecondSync) Sync(ctx context.Context) error {
+	if u.syncs.Load() == 1 {
+		os.Remove(u.lock)
+	}
+	return u.syncCounter.Sync(ctx)
+}
+
+// TestLegacyImportWaitsForIndexLock: an index.lock another git command
+// holds is no refusal by the checkout (it passes): the import tries again
+// and lands once the lock is gone.
+func TestLegacyImportWaitsForIndexLock(t *testing.T) {
+	dir := stateSite(t)
+	legacy := filepath.Join(dir, ".graft", "assets")
+	must(t, os.MkdirAll(filepath.Join(legacy, "images"), 0o700))
+	must(t, os.WriteFile(filepath.Join(legacy, "images", "a.png"), []byte("aaa"), 0o600))
+	s, err := Open(dir)
+	must(t, err)
+	defer s.Close()
+	lock := filepath.Join(s.Project.Git.GitDir(), "index.lock")
+	must(t, os.WriteFile(lock, nil, 0o644))
+	u := &unlockOnSecondSync{syncCounter: syncCounter{Publisher: s.Publisher}, lock: lock}
+	s.UsePublisher(u)
+	res, err := s.ImportLegacyAssets(context.Background())
+	if err != nil {
+		t.Fatalf("import behind a passing index.lock: %v, want it to land once the lock is gone", err)
+	}
+	if n := u.syncs.Load(); n != 2 || res.Commit == "" {
+		t.Errorf("import %+v after %d tries, want it committed on the second", res, n)
+	}
+}
+
 // TestLegacyImportCheckoutRefusal: an import a checkout with local changes
 // refuses stops at its first try — the checkout does not change between
 // tries — with CONTENT_CONFLICT naming the files and a fix; an import whose

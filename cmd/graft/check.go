@@ -25,13 +25,8 @@ exec graft check --worktree
     chmod +x .git/hooks/pre-commit`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var out service.CheckOutput
 			in.Branch = a.production(in.Branch)
-			err := a.viaOwner(cmd.Context(), "check_content", in, &out, func(s *service.Service, c service.Caller) error {
-				var err error
-				out, err = s.Check(cmd.Context(), c, in)
-				return err
-			})
+			out, err := ownerCall(cmd.Context(), a, "check_content", in, (*service.Service).Check)
 			if err != nil {
 				return err
 			}

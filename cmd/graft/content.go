@@ -33,12 +33,7 @@ func (a *app) contentListCommand() *cobra.Command {
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			in.Collection, in.Branch = argv[0], a.production(in.Branch)
-			var out service.ListContentOutput
-			err := a.viaOwner(cmd.Context(), "list_content", in, &out, func(s *service.Service, c service.Caller) error {
-				var err error
-				out, err = s.ListContent(cmd.Context(), c, in)
-				return err
-			})
+			out, err := ownerCall(cmd.Context(), a, "list_content", in, (*service.Service).ListContent)
 			if err != nil {
 				return err
 			}

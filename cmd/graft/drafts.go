@@ -133,12 +133,7 @@ production's). Published paths leave the draft.`,
 					in.Paths = append(in.Paths, c.Path)
 				}
 			}
-			var out drafts.PublishResult
-			err := a.viaOwner(cmd.Context(), "publish_drafts", in, &out, func(s *service.Service, c service.Caller) error {
-				var err error
-				out, err = s.PublishDrafts(cmd.Context(), c, in)
-				return err
-			})
+			out, err := ownerCall(cmd.Context(), a, "publish_drafts", in, (*service.Service).PublishDrafts)
 			if err != nil {
 				return err
 			}
@@ -212,12 +207,7 @@ func (a *app) draftsDiscardCommand() *cobra.Command {
 					in.Paths = append(in.Paths, c.Path)
 				}
 			}
-			var out drafts.DiscardResult
-			err := a.viaOwner(cmd.Context(), "discard_drafts", in, &out, func(s *service.Service, c service.Caller) error {
-				var err error
-				out, err = s.DiscardDrafts(cmd.Context(), c, in)
-				return err
-			})
+			out, err := ownerCall(cmd.Context(), a, "discard_drafts", in, (*service.Service).DiscardDrafts)
 			if err != nil {
 				return err
 			}
@@ -240,13 +230,7 @@ func (a *app) draftsDiscardCommand() *cobra.Command {
 
 // listDrafts lists a draft through the owner when one runs.
 func (a *app) listDrafts(ctx context.Context, in service.ListDraftsInput) (drafts.List, error) {
-	var out drafts.List
-	err := a.viaOwner(ctx, "list_drafts", in, &out, func(s *service.Service, c service.Caller) error {
-		var err error
-		out, err = s.ListDrafts(ctx, c, in)
-		return err
-	})
-	return out, err
+	return ownerCall(ctx, a, "list_drafts", in, (*service.Service).ListDrafts)
 }
 
 // printHooks prints what each publish hook answered.

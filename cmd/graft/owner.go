@@ -89,6 +89,19 @@ func (a *app) viaOwner(ctx context.Context, tool string, in, out any, local func
 	return local(s, caller)
 }
 
+// ownerCall is viaOwner for a tool whose local run is one service method
+// (a tool calls the service method of its name): the tool's result, from the
+// owner when one runs, else from m in this process.
+func ownerCall[I, O any](ctx context.Context, a *app, tool string, in I, m func(*service.Service, context.Context, service.Caller, I) (O, error)) (O, error) {
+	var out O
+	err := a.viaOwner(ctx, tool, in, &out, func(s *service.Service, c service.Caller) error {
+		var err error
+		out, err = m(s, ctx, c, in)
+		return err
+	})
+	return out, err
+}
+
 // production names the production branch where a command reads it by
 // default: MCP reads default to the caller's draft, the CLI's to production
 // (DESIGN §8), so a call through the owner names it.

@@ -45,12 +45,7 @@ func (a *app) reviewListCommand() *cobra.Command {
 		Short: "List reviews (the active ones unless --state says otherwise)",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var out drafts.ReviewList
-			err := a.viaOwner(cmd.Context(), "list_reviews", in, &out, func(s *service.Service, c service.Caller) error {
-				var err error
-				out, err = s.ListReviews(cmd.Context(), c, in)
-				return err
-			})
+			out, err := ownerCall(cmd.Context(), a, "list_reviews", in, (*service.Service).ListReviews)
 			if err != nil {
 				return err
 			}
@@ -146,13 +141,7 @@ func (a *app) reviewShowCommand() *cobra.Command {
 // one runs.
 func (a *app) getReview(ctx context.Context, n int) (drafts.ReviewDetail, error) {
 	in := service.GetReviewInput{Number: n}
-	var out drafts.ReviewDetail
-	err := a.viaOwner(ctx, "get_review", in, &out, func(s *service.Service, c service.Caller) error {
-		var err error
-		out, err = s.GetReview(ctx, c, in)
-		return err
-	})
-	return out, err
+	return ownerCall(ctx, a, "get_review", in, (*service.Service).GetReview)
 }
 
 func (a *app) reviewCommentCommand() *cobra.Command {
@@ -178,12 +167,7 @@ func (a *app) reviewCommentCommand() *cobra.Command {
 				if asks {
 					in.State = drafts.DecisionChangesRequested
 				}
-				var r drafts.Review
-				err := a.viaOwner(cmd.Context(), "decide_review", in, &r, func(s *service.Service, c service.Caller) error {
-					var err error
-					r, err = s.DecideReview(cmd.Context(), c, in)
-					return err
-				})
+				r, err := ownerCall(cmd.Context(), a, "decide_review", in, (*service.Service).DecideReview)
 				if err != nil {
 					return err
 				}
@@ -194,12 +178,7 @@ func (a *app) reviewCommentCommand() *cobra.Command {
 				return nil
 			}
 			in := service.CommentReviewInput{Number: n, Body: body, InReplyTo: replyTo}
-			var c drafts.ReviewComment
-			err = a.viaOwner(cmd.Context(), "comment_review", in, &c, func(s *service.Service, caller service.Caller) error {
-				var err error
-				c, err = s.CommentReview(cmd.Context(), caller, in)
-				return err
-			})
+			c, err := ownerCall(cmd.Context(), a, "comment_review", in, (*service.Service).CommentReview)
 			if err != nil {
 				return err
 			}
@@ -230,12 +209,7 @@ func (a *app) reviewMergeCommand() *cobra.Command {
 				return err
 			}
 			in.Number = n
-			var out drafts.MergeResult
-			err = a.viaOwner(cmd.Context(), "merge_review", in, &out, func(s *service.Service, c service.Caller) error {
-				var err error
-				out, err = s.MergeReview(cmd.Context(), c, in)
-				return err
-			})
+			out, err := ownerCall(cmd.Context(), a, "merge_review", in, (*service.Service).MergeReview)
 			if err != nil {
 				return err
 			}
@@ -272,12 +246,7 @@ func (a *app) reviewCloseCommand() *cobra.Command {
 				}
 				in.As = d.Author
 			}
-			var out drafts.ReviewResult
-			err = a.viaOwner(cmd.Context(), "close_review", in, &out, func(s *service.Service, c service.Caller) error {
-				var err error
-				out, err = s.CloseReview(cmd.Context(), c, in)
-				return err
-			})
+			out, err := ownerCall(cmd.Context(), a, "close_review", in, (*service.Service).CloseReview)
 			if err != nil {
 				return err
 			}

@@ -172,14 +172,8 @@ func (p *progressBar) done() {
 // index, no lock wait), else in this process (waiting a few seconds at most
 // for the index: INDEX_BUSY).
 func (a *app) search(ctx context.Context, in service.SearchInput) (service.SearchOutput, error) {
-	var out service.SearchOutput
 	in.Branch = a.production(in.Branch)
-	err := a.viaOwner(ctx, "search_content", in, &out, func(s *service.Service, c service.Caller) error {
-		var err error
-		out, err = s.Search(ctx, c, in)
-		return err
-	})
-	return out, err
+	return ownerCall(ctx, a, "search_content", in, (*service.Service).Search)
 }
 
 // callOwnerTool calls one MCP tool on a session with the owner and decodes its

@@ -693,6 +693,12 @@ func TestGraphQLConnectionPages(t *testing.T) {
 	if fmt.Sprint(seen) != fmt.Sprint(ids) || !resolved[ids[3]] || resolved[ids[0]] {
 		t.Errorf("threads %v (resolved %v), want %v with the fourth resolved", seen, resolved, ids)
 	}
+	// A cursor far past the end (its successor overflows) is an empty page.
+	out := query("first: 2, ", base64.StdEncoding.EncodeToString([]byte("cursor:v2:9223372036854775807")))
+	if rt, _ := out["data"].(map[string]any)["repository"].(map[string]any)["pullRequest"].(map[string]any)["reviewThreads"].(map[string]any); rt == nil ||
+		len(rt["nodes"].([]any)) != 0 || rt["pageInfo"].(map[string]any)["hasNextPage"] != false {
+		t.Errorf("after the largest cursor: %v, want an empty last page", out)
+	}
 	for _, tt := range []struct {
 		first string
 		after any

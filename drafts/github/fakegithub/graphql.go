@@ -217,7 +217,10 @@ func page[T any](args pageArgs, items []T) ([]T, map[string]any, string) {
 		if err != nil || perr != nil || !strings.HasPrefix(string(raw), "cursor:v2:") || n < 0 {
 			return nil, nil, fmt.Sprintf("`%s` does not appear to be a valid cursor.", args.after)
 		}
-		start = min(n+1, len(items))
+		start = len(items)
+		if n < len(items) { // n+1 could overflow
+			start = n + 1
+		}
 	}
 	first := args.first
 	if first < 0 { // the field was not asked for
