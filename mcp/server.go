@@ -81,6 +81,11 @@ type Server struct {
 
 	sessions sessions // the sessions of ConnectSession
 
+	// watch is the repository watch of kept answers (answers.go), made on
+	// first use; guarded by mu.
+	watch      *repo.Watch
+	watchTried bool
+
 	// direct holds the handlers of the tools the direct lane answers (the
 	// read tools), by name; it is replaced with the surface.
 	direct atomic.Pointer[map[string]directTool]
@@ -217,6 +222,7 @@ func (s *Server) load() {
 func (s *Server) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.closeWatch()
 	if s.svc == nil {
 		return nil
 	}
