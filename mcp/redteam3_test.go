@@ -1,0 +1,219 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/graft-studio/graft/fixtures"
+)
+
+// Red team 3 (issue 17): the kept answers of the direct lane. Each test
+// holds a kept answer (a second call on the same session) to the answer a
+// fresh session computes for the same call now, byte for byte.
+
+// rt3Answer answers params on ss through the direct lane, always with id 7
+// so that answers of different sessions compare byte for byte.
+func rt3Answer(t *testing.T, ctx context.Context, srv *Server, ss *sdk.ServerSession, params string) string {
+	t.Helper()
+	c, ok := srv.Direct(ss, request(t, 7, "tools/call", params))
+	if !ok || !c.Quick() {
+		t.Fatalf("the direct lane does not take %s as a quick call", params)
+	}
+	return string(c.Answer(ctx))
+}
+
+// rt3Keeps reports whether ss keeps an answer to params that its next
+// call would be given: one kept under the watch's generation now.
+func rt3Keeps(t *testing.T, srv *Server, ss *sdk.ServerSession, params string) bool {
+	t.Helper()
+	c, ok := srv.Direct(ss, request(t, 7, "tools/call", params))
+	if !ok {
+		t.Fatalf("the direct lane does not take %s", params)
+	}
+	kept, key, gen := c.answers()
+	if kept == nil {
+		return false
+	}
+	_, ok = kept.get(key, gen)
+	return ok
+}
+
+// rt3Warm answers each of calls on ss until all their answers are kept
+// under one generation (the first calls of a session may themselves move
+// it: the project's .graft/ folder is made), and returns them: what the
+// tests then attack.
+func rt3Warm(t *testing.T, srv *Server, ss *sdk.ServerSession, calls ...string) []string {
+	t.Helper()
+	answers := make([]string, len(calls))
+	for range 4 {
+		for i, p := range calls {
+			answers[i] = rt3Answer(t, context.Background(), srv, ss, p)
+			if strings.Contains(answers[i], `"isError":true`) {
+				t.Fatalf("%s failed: %s", p, answers[i])
+			}
+		}
+		all := true
+		for _, p := range calls {
+			all = all && rt3Keeps(t, srv, ss, p)
+		}
+		if all {
+			return answers
+		}
+	}
+	t.Fatalf("the answers to %v are not kept: the repository watch is missing or keeps moving", calls)
+	return nil
+}
+
+// rt3Replace rewrites file in place (same inode) with old replaced by new.
+func rt3Replace(t *testing.T, file, old, new string) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(old)) {
+		t.Fatalf("%s holds no %q", file, old)
+	}
+	if err := os.WriteFile(file, bytes.Replace(b, []byte(old), []byte(new), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rt3Compare fails when the kept answer is not the fresh one, and checks
+// that the fresh one says want (the change is real).
+func rt3Compare(t *testing.T, what, kept, fresh, want string) {
+	t.Helper()
+	if !strings.Contains(fresh, want) {
+		t.Fatalf("%s: the fresh answer does not say %q, the test's premise fails:\n%s", what, want, fresh)
+	}
+	if kept != fresh {
+		t.Errorf("%s: the kept answer is not the answer computed now\nkept:  %.400s\nfresh: %.400s", what, kept, fresh)
+	}
+}
+
+// TestRedTeam3SymlinkedConfig: graft.yaml is a symlink to a file in
+// another folder (a config kept elsewhere, a deploy's shared folder). An
+// edit of the file it points at raises no event in the project folder the
+// watch holds, but Refresh (os.Stat follows the link) reloads the project:
+// the kept describe/list answers still give the old configuration.
+func TestRedTeam3SymlinkedConfig(t *testing.T) {
+	dir := fixtures.SampleRepo(t)
+	target := filepath.Join(t.TempDir(), "graft.yaml")
+	if err := os.Rename(filepath.Join(dir, "graft.yaml"), target); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, filepath.Join(dir, "graft.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	srv := New(Options{Dir: dir, Identity: FixedIdentity(agent)})
+	t.Cleanup(func() { srv.Close() })
+	ss, _ := wireSession(t, srv, "2025-06-18")
+	calls := []string{
+		`{"name":"list_collections","arguments":{}}`,
+		`{"name":"describe_schema","arguments":{"collection":"posts"}}`,
+	}
+	rt3Warm(t, srv, ss, calls...)
+	rt3Replace(t, target, "description: Blog posts", "description: Blog posts and essays")
+	fresh, _ := wireSession(t, srv, "2025-06-18")
+	for _, p := range calls {
+		kept := rt3Answer(t, context.Background(), srv, ss, p)
+		rt3Compare(t, p, kept, rt3Answer(t, context.Background(), srv, fresh, p), "Blog posts and essays")
+	}
+}
+
+// TestRedTeam3ProjectFolderSwapped: the project folder is a symlink that a
+// deploy re-points to another checkout (current -> releases/N). Refresh
+// sees another graft.yaml and reopens the project there, but the watch
+// stays on the first checkout's folders and Git directory: every kept
+// answer, documents included, is the old checkout's for the server's life.
+func TestRedTeam3ProjectFolderSwapped(t *testing.T) {
+	a, b := fixtures.SampleRepo(t), fixtures.SampleRepo(t)
+	rt3Replace(t, filepath.Join(b, "graft.yaml"), "description: Blog posts", "description: Blog posts, release two")
+	post := filepath.Join(b, "content", "posts", "hello-world.mdx")
+	rt3Replace(t, post, "\n---\n", "\n---\nRelease two.\n")
+	fixtures.Git(t, b, "commit", "-qam", "release two")
+
+	links := t.TempDir()
+	current := filepath.Join(links, "current")
+	if err := os.Symlink(a, current); err != nil {
+		t.Fatal(err)
+	}
+	srv := New(Options{Dir: current, Identity: FixedIdentity(agent)})
+	t.Cleanup(func() { srv.Close() })
+	ss, _ := wireSession(t, srv, "2025-06-18")
+	calls := []struct{ params, want string }{
+		{`{"name":"list_collections","arguments":{}}`, "release two"},
+		{`{"name":"get_content","arguments":{"collection":"posts","slug":"hello-world"}}`, "Release two."},
+	}
+	rt3Warm(t, srv, ss, calls[0].params, calls[1].params)
+	// Re-point the link atomically, as a deploy does.
+	next := filepath.Join(links, "next")
+	if err := os.Symlink(b, next); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(next, current); err != nil {
+		t.Fatal(err)
+	}
+	fresh, _ := wireSession(t, srv, "2025-06-18")
+	for _, c := range calls {
+		kept := rt3Answer(t, context.Background(), srv, ss, c.params)
+		rt3Compare(t, c.params, kept, rt3Answer(t, context.Background(), srv, fresh, c.params), c.want)
+	}
+}
+
+// rt3TraceKey carries a request's trace id to rt3Trace.
+type rt3TraceKey struct{}
+
+// rt3Trace is receiving middleware that marks each tool result with the
+// trace id of its request (as a tracing or audit middleware would). It
+// changes the result the handler gave it, which for a kept answer is the
+// copy answers.go hands it ("the middleware's to change").
+func rt3Trace(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		if r, ok := res.(*sdk.CallToolResult); ok && r != nil {
+			r.Meta = sdk.Meta{"trace": ctx.Value(rt3TraceKey{})}
+		}
+		return res, err
+	}
+}
+
+// TestRedTeam3MiddlewareChangeDropped: Options.Middleware sets the result's
+// _meta on each call. A kept answer hands the middleware a copy, but then
+// writes the kept bytes whenever the middleware returns that copy: what
+// the middleware did to it is dropped, and the call carries the trace of
+// the call that was kept.
+func TestRedTeam3MiddlewareChangeDropped(t *testing.T) {
+	srv := New(Options{Dir: fixtures.SampleRepo(t), Identity: FixedIdentity(agent), Middleware: []sdk.Middleware{rt3Trace}})
+	t.Cleanup(func() { srv.Close() })
+	ss, _ := wireSession(t, srv, "2025-06-18")
+	p := `{"name":"get_content","arguments":{"collection":"posts","slug":"hello-world"}}`
+	rt3Warm(t, srv, ss, p)
+	one := context.WithValue(context.Background(), rt3TraceKey{}, "one")
+	kept := rt3Answer(t, one, srv, ss, p)
+	fresh, _ := wireSession(t, srv, "2025-06-18")
+	rt3Compare(t, "a call traced one", kept, rt3Answer(t, one, srv, fresh, p), `"trace":"one"`)
+}
+
+// TestRedTeam3CancelledCall: a call whose context is done when it is
+// answered says so (the handler adds the "cancelled after it had finished"
+// note, DESIGN §12's cancellation rule); a kept answer given to such a call
+// drops the note.
+func TestRedTeam3CancelledCall(t *testing.T) {
+	srv := New(Options{Dir: fixtures.SampleRepo(t), Identity: FixedIdentity(agent)})
+	t.Cleanup(func() { srv.Close() })
+	ss, _ := wireSession(t, srv, "2025-06-18")
+	p := `{"name":"get_content","arguments":{"collection":"posts","slug":"hello-world"}}`
+	rt3Warm(t, srv, ss, p)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	kept := rt3Answer(t, ctx, srv, ss, p)
+	fresh, _ := wireSession(t, srv, "2025-06-18")
+	rt3Compare(t, "a cancelled call", kept, rt3Answer(t, ctx, srv, fresh, p), "This call was cancelled after it had finished")
+}
