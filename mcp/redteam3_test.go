@@ -3,13 +3,16 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/graft-studio/graft/drafts"
 	"github.com/graft-studio/graft/fixtures"
 )
 
@@ -216,4 +219,193 @@ func TestRedTeam3CancelledCall(t *testing.T) {
 	kept := rt3Answer(t, ctx, srv, ss, p)
 	fresh, _ := wireSession(t, srv, "2025-06-18")
 	rt3Compare(t, "a cancelled call", kept, rt3Answer(t, ctx, srv, fresh, p), "This call was cancelled after it had finished")
+}
+
+// rt3SideCommit commits a change of hello-world on a side branch of dir
+// and returns the commit; main and HEAD stay where they were.
+func rt3SideCommit(t *testing.T, dir string) string {
+	t.Helper()
+	fixtures.Git(t, dir, "checkout", "-q", "-b", "side")
+	rt3Replace(t, filepath.Join(dir, "content", "posts", "hello-world.mdx"), "\n---\n", "\n---\nSide.\n")
+	fixtures.Git(t, dir, "commit", "-qam", "side")
+	sha := fixtures.Git(t, dir, "rev-parse", "HEAD")
+	fixtures.Git(t, dir, "checkout", "-q", "main")
+	return sha
+}
+
+// rt3Write writes hello-world's body on the caller's draft through the
+// go-sdk (a write is not the direct lane's).
+func rt3Write(t *testing.T, conn *wireConn, body string) {
+	t.Helper()
+	data, _ := json.Marshal(fixtures.SamplePost("Hello, world"))
+	conn.in <- request(t, 100, "tools/call", `{"name":"write_content","arguments":{"collection":"posts","slug":"hello-world","data":`+string(data)+`,"body":"`+body+`"}}`)
+	if w := <-conn.out; w.(*jsonrpc.Response).Error != nil || strings.Contains(string(w.(*jsonrpc.Response).Result), `"isError":true`) {
+		t.Fatalf("write_content: %+v", w)
+	}
+}
+
+// TestRedTeam3ChangesSeen: what held. Every change below, by another
+// process or by graft itself, moves the watch's generation, and the kept
+// answer given after it is the answer computed now.
+func TestRedTeam3ChangesSeen(t *testing.T) {
+	const (
+		hello     = `{"name":"get_content","arguments":{"collection":"posts","slug":"hello-world"}}`
+		nested    = `{"name":"get_content","arguments":{"collection":"posts","slug":"hello-world","branch":"a/b/c"}}`
+		listColls = `{"name":"list_collections","arguments":{}}`
+	)
+	draft := drafts.Branch(agent.ID)
+	cases := []struct {
+		name  string
+		setup func(t *testing.T, dir string) (project string) // before the server; "" keeps dir
+		calls []string                                        // warmed once the watch is made, then read again after change
+		// change changes what the calls read; want is in a fresh answer after it.
+		change func(t *testing.T, dir string, conn *wireConn)
+		want   string
+	}{
+		{"a commit", nil, []string{hello}, func(t *testing.T, dir string, _ *wireConn) {
+			rt3Replace(t, filepath.Join(dir, "content", "posts", "hello-world.mdx"), "\n---\n", "\n---\nCommitted.\n")
+			fixtures.Git(t, dir, "commit", "-qam", "edit")
+		}, "Committed."},
+		{"update-ref in folders made after the watch", nil, []string{hello}, func(t *testing.T, dir string, _ *wireConn) {
+			fixtures.Git(t, dir, "update-ref", "refs/heads/a/b/c", fixtures.Git(t, dir, "rev-parse", "side"))
+		}, "Side."},
+		{"packed-refs rewritten in place", func(t *testing.T, dir string) string {
+			fixtures.Git(t, dir, "pack-refs", "--all")
+			return ""
+		}, []string{hello}, func(t *testing.T, dir string, _ *wireConn) {
+			main, side := fixtures.Git(t, dir, "rev-parse", "main"), fixtures.Git(t, dir, "rev-parse", "side")
+			rt3Replace(t, filepath.Join(dir, ".git", "packed-refs"), main+" refs/heads/main", side+" refs/heads/main")
+		}, "Side."},
+		{"git gc then update-ref", nil, []string{hello}, func(t *testing.T, dir string, _ *wireConn) {
+			fixtures.Git(t, dir, "gc", "-q", "--prune=now")
+			fixtures.Git(t, dir, "update-ref", "refs/heads/main", fixtures.Git(t, dir, "rev-parse", "side"))
+		}, "Side."},
+		{"HEAD re-pointed, production left out", func(t *testing.T, dir string) string {
+			rt3Replace(t, filepath.Join(dir, "graft.yaml"), "production: main\n", "")
+			return ""
+		}, []string{hello}, func(t *testing.T, dir string, _ *wireConn) {
+			fixtures.Git(t, dir, "symbolic-ref", "HEAD", "refs/heads/side")
+		}, "Side."},
+		{"a linked worktree (.git is a file), production moved from the main checkout", func(t *testing.T, dir string) string {
+			wt := filepath.Join(t.TempDir(), "wt")
+			fixtures.Git(t, dir, "worktree", "add", "-q", "--detach", wt, "main")
+			return wt
+		}, []string{hello}, func(t *testing.T, dir string, _ *wireConn) {
+			fixtures.Git(t, dir, "update-ref", "refs/heads/main", fixtures.Git(t, dir, "rev-parse", "side"))
+		}, "Side."},
+		{"graft.yaml edited in place", nil, []string{listColls}, func(t *testing.T, dir string, _ *wireConn) {
+			rt3Replace(t, filepath.Join(dir, "graft.yaml"), "description: Blog posts", "description: Blog posts in place")
+		}, "in place"},
+		{"graft.yaml replaced by rename", nil, []string{listColls}, func(t *testing.T, dir string, _ *wireConn) {
+			b, _ := os.ReadFile(filepath.Join(dir, "graft.yaml"))
+			tmp := filepath.Join(dir, ".graft.yaml.swp")
+			os.WriteFile(tmp, bytes.Replace(b, []byte("description: Blog posts"), []byte("description: Blog posts renamed"), 1), 0o644)
+			if err := os.Rename(tmp, filepath.Join(dir, "graft.yaml")); err != nil {
+				t.Fatal(err)
+			}
+		}, "renamed"},
+		{"graft.yaml re-pointed (a symlink in the project folder)", func(t *testing.T, dir string) string {
+			b, _ := os.ReadFile(filepath.Join(dir, "graft.yaml"))
+			os.WriteFile(filepath.Join(dir, "one.yaml"), b, 0o644)
+			os.WriteFile(filepath.Join(dir, "two.yaml"), bytes.Replace(b, []byte("description: Blog posts"), []byte("description: Blog posts two"), 1), 0o644)
+			os.Remove(filepath.Join(dir, "graft.yaml"))
+			os.Symlink("one.yaml", filepath.Join(dir, "graft.yaml"))
+			return ""
+		}, []string{listColls}, func(t *testing.T, dir string, _ *wireConn) {
+			os.Symlink("two.yaml", filepath.Join(dir, "graft.yaml.new"))
+			if err := os.Rename(filepath.Join(dir, "graft.yaml.new"), filepath.Join(dir, "graft.yaml")); err != nil {
+				t.Fatal(err)
+			}
+		}, "Blog posts two"},
+		{"graft writes the caller's draft", nil, []string{hello}, func(t *testing.T, dir string, conn *wireConn) {
+			rt3Write(t, conn, "Second draft.\\n")
+		}, "Second draft."},
+		{"another process deletes the drafts folder", nil, []string{hello}, func(t *testing.T, dir string, conn *wireConn) {
+			fixtures.Git(t, dir, "update-ref", "-d", "refs/heads/"+draft)
+			os.RemoveAll(filepath.Join(dir, ".git", "refs", "heads", "graft-studio"))
+		}, `"branch":"main"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := fixtures.SampleRepo(t)
+			rt3SideCommit(t, dir)
+			project := dir
+			if tc.setup != nil {
+				if p := tc.setup(t, dir); p != "" {
+					project = p
+				}
+			}
+			srv := New(Options{Dir: project, Identity: FixedIdentity(agent)})
+			t.Cleanup(func() { srv.Close() })
+			ss, conn := wireSession(t, srv, "2025-06-18")
+			draftCase := strings.Contains(tc.name, "draft")
+			if draftCase {
+				rt3Write(t, conn, "First draft.\\n")
+			}
+			calls := tc.calls
+			rt3Warm(t, srv, ss, calls...) // the watch is made
+			if strings.HasPrefix(tc.name, "update-ref in folders") {
+				// a/ and a/b/ are made after the watch: the branch in them
+				// is read and kept, then moved.
+				fixtures.Git(t, dir, "branch", "a/b/c", "main")
+				calls = []string{nested}
+				rt3Warm(t, srv, ss, calls...)
+			}
+			tc.change(t, dir, conn)
+			fresh, _ := wireSession(t, srv, "2025-06-18")
+			for _, p := range calls {
+				kept := rt3Answer(t, context.Background(), srv, ss, p)
+				rt3Compare(t, p, kept, rt3Answer(t, context.Background(), srv, fresh, p), tc.want)
+			}
+		})
+	}
+}
+
+// TestRedTeam3ConcurrentSessions: sessions read while another process
+// commits; once it stops, each session's next answer is the answer
+// computed now (run it with -race: the kept answers and the watch are
+// shared state).
+func TestRedTeam3ConcurrentSessions(t *testing.T) {
+	dir := fixtures.SampleRepo(t)
+	srv := New(Options{Dir: dir, Identity: FixedIdentity(agent)})
+	t.Cleanup(func() { srv.Close() })
+	const p = `{"name":"get_content","arguments":{"collection":"posts","slug":"hello-world"}}`
+	sessions := make([]*sdk.ServerSession, 4)
+	for i := range sessions {
+		sessions[i], _ = wireSession(t, srv, "2025-06-18")
+		rt3Answer(t, context.Background(), srv, sessions[i], p)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	for _, ss := range sessions {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				c, ok := srv.Direct(ss, request(t, 7, "tools/call", p))
+				if !ok {
+					return
+				}
+				c.Answer(context.Background())
+			}
+		}()
+	}
+	post := filepath.Join(dir, "content", "posts", "hello-world.mdx")
+	for i := range 5 {
+		rt3Replace(t, post, "\n---\n", "\n---\nEdit "+string(rune('a'+i))+".\n")
+		fixtures.Git(t, dir, "commit", "-qam", "edit")
+	}
+	close(stop)
+	for range sessions {
+		<-done
+	}
+	fresh, _ := wireSession(t, srv, "2025-06-18")
+	want := rt3Answer(t, context.Background(), srv, fresh, p)
+	for i, ss := range sessions {
+		rt3Compare(t, "session "+string(rune('0'+i)), rt3Answer(t, context.Background(), srv, ss, p), want, "Edit e.")
+	}
 }
