@@ -100,33 +100,61 @@ func rt3Compare(t *testing.T, what, kept, fresh, want string) {
 	}
 }
 
-// TestRedTeam3SymlinkedConfig: graft.yaml is a symlink to a file in
-// another folder (a config kept elsewhere, a deploy's shared folder). An
-// edit of the file it points at raises no event in the project folder the
-// watch holds, but Refresh (os.Stat follows the link) reloads the project:
-// the kept describe/list answers still give the old configuration.
+// TestRedTeam3SymlinkedConfig: graft.yaml is another name of a file that is
+// not directly in the project folder: a symlink to a config kept elsewhere
+// or in a subfolder of the project, or a hard link. An edit of that file
+// raises no event in the project folder the watch holds, but Refresh
+// (os.Stat follows the link) reloads the project: the kept describe/list
+// answers still give the old configuration.
 func TestRedTeam3SymlinkedConfig(t *testing.T) {
-	dir := fixtures.SampleRepo(t)
-	target := filepath.Join(t.TempDir(), "graft.yaml")
-	if err := os.Rename(filepath.Join(dir, "graft.yaml"), target); err != nil {
-		t.Fatal(err)
+	cases := []struct {
+		name string
+		link func(t *testing.T, dir string) (edited string)
+	}{
+		{"a symlink to another folder", func(t *testing.T, dir string) string {
+			target := filepath.Join(t.TempDir(), "graft.yaml")
+			rt3Must(t, os.Rename(filepath.Join(dir, "graft.yaml"), target))
+			rt3Must(t, os.Symlink(target, filepath.Join(dir, "graft.yaml")))
+			return target
+		}},
+		{"a symlink into a subfolder of the project", func(t *testing.T, dir string) string {
+			rt3Must(t, os.Mkdir(filepath.Join(dir, "config"), 0o755))
+			rt3Must(t, os.Rename(filepath.Join(dir, "graft.yaml"), filepath.Join(dir, "config", "graft.yaml")))
+			rt3Must(t, os.Symlink(filepath.Join("config", "graft.yaml"), filepath.Join(dir, "graft.yaml")))
+			return filepath.Join(dir, "config", "graft.yaml")
+		}},
+		{"a hard link edited by its other name", func(t *testing.T, dir string) string {
+			other := filepath.Join(t.TempDir(), "shared.yaml")
+			rt3Must(t, os.Link(filepath.Join(dir, "graft.yaml"), other))
+			return other
+		}},
 	}
-	if err := os.Symlink(target, filepath.Join(dir, "graft.yaml")); err != nil {
-		t.Fatal(err)
-	}
-	srv := New(Options{Dir: dir, Identity: FixedIdentity(agent)})
-	t.Cleanup(func() { srv.Close() })
-	ss, _ := wireSession(t, srv, "2025-06-18")
 	calls := []string{
 		`{"name":"list_collections","arguments":{}}`,
 		`{"name":"describe_schema","arguments":{"collection":"posts"}}`,
 	}
-	rt3Warm(t, srv, ss, calls...)
-	rt3Replace(t, target, "description: Blog posts", "description: Blog posts and essays")
-	fresh, _ := wireSession(t, srv, "2025-06-18")
-	for _, p := range calls {
-		kept := rt3Answer(t, context.Background(), srv, ss, p)
-		rt3Compare(t, p, kept, rt3Answer(t, context.Background(), srv, fresh, p), "Blog posts and essays")
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := fixtures.SampleRepo(t)
+			edited := tc.link(t, dir)
+			srv := New(Options{Dir: dir, Identity: FixedIdentity(agent)})
+			t.Cleanup(func() { srv.Close() })
+			ss, _ := wireSession(t, srv, "2025-06-18")
+			rt3Warm(t, srv, ss, calls...)
+			rt3Replace(t, edited, "description: Blog posts", "description: Blog posts and essays")
+			fresh, _ := wireSession(t, srv, "2025-06-18")
+			for _, p := range calls {
+				kept := rt3Answer(t, context.Background(), srv, ss, p)
+				rt3Compare(t, p, kept, rt3Answer(t, context.Background(), srv, fresh, p), "Blog posts and essays")
+			}
+		})
+	}
+}
+
+func rt3Must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -324,6 +352,22 @@ func TestRedTeam3ChangesSeen(t *testing.T) {
 			fixtures.Git(t, dir, "update-ref", "-d", "refs/heads/"+draft)
 			os.RemoveAll(filepath.Join(dir, ".git", "refs", "heads", "graft-studio"))
 		}, `"branch":"main"`},
+		{"another process deletes the drafts folder and makes the draft again", nil, []string{hello}, func(t *testing.T, dir string, conn *wireConn) {
+			head := fixtures.Git(t, dir, "rev-parse", draft)
+			fixtures.Git(t, dir, "update-ref", "-d", "refs/heads/"+draft)
+			os.RemoveAll(filepath.Join(dir, ".git", "refs", "heads", "graft-studio"))
+			fixtures.Git(t, dir, "pack-refs", "--all")
+			fixtures.Git(t, dir, "update-ref", "refs/heads/"+draft, head)
+			rt3Write(t, conn, "Draft again.\\n")
+		}, "Draft again."},
+		{".git is a symlink", func(t *testing.T, dir string) string {
+			elsewhere := filepath.Join(t.TempDir(), "repo.git")
+			rt3Must(t, os.Rename(filepath.Join(dir, ".git"), elsewhere))
+			rt3Must(t, os.Symlink(elsewhere, filepath.Join(dir, ".git")))
+			return ""
+		}, []string{hello}, func(t *testing.T, dir string, _ *wireConn) {
+			fixtures.Git(t, dir, "update-ref", "refs/heads/main", fixtures.Git(t, dir, "rev-parse", "side"))
+		}, "Side."},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
