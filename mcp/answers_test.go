@@ -54,11 +54,19 @@ func isKept(srv *Server, ss *sdk.ServerSession, params string) bool {
 		Arguments json.RawMessage `json:"arguments"`
 	}
 	json.Unmarshal([]byte(params), &p)
-	gen, ok := srv.generation()
+	svc, err := srv.project()
+	if err != nil {
+		return false
+	}
+	sw := srv.watchOf(svc)
+	if sw == nil {
+		return false
+	}
+	n, ok := sw.generation()
 	if !ok {
 		return false
 	}
-	_, ok = srv.sessions.record(ss).answers.get(p.Name+"\x00"+string(p.Arguments), gen)
+	_, ok = srv.sessions.record(ss).answers.get(p.Name+"\x00"+string(p.Arguments), keptGen{sw, n})
 	return ok
 }
 

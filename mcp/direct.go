@@ -129,7 +129,7 @@ func (c *DirectCall) Answer(ctx context.Context) []byte {
 	var given, computed *sdk.CallToolResult // the result the handler gave, kept or not
 	var wire []byte                         // given's encoding, when it was kept
 	handler := c.srv.receiving(func(ctx context.Context, _ string, req sdk.Request) (sdk.Result, error) {
-		if kept != nil {
+		if kept != nil && ctx.Err() == nil {
 			if a, ok := kept.get(key, gen); ok {
 				copied := *a.res // the middleware's to change
 				given, wire = &copied, a.wire
@@ -177,23 +177,31 @@ func (c *DirectCall) Answer(ctx context.Context) []byte {
 	return append(out, '}')
 }
 
-// answers is where the call's answer is kept, its key there, and the
-// generation it is computed under; nil when it is not kept: a call that is
-// not quick, on a session not connected with ConnectSession, or with no
-// repository watch.
-func (c *DirectCall) answers() (*answerCache, string, uint64) {
-	if !c.Quick() {
-		return nil, "", 0
+// answers is where the call's answer is kept, its key there, and what it
+// is computed under; nil when it is not kept: a call that is not quick, on
+// a session not connected with ConnectSession, on a server with
+// Middleware, without a project or a repository watch.
+func (c *DirectCall) answers() (*answerCache, string, keptGen) {
+	if !c.Quick() || len(c.srv.opts.Middleware) > 0 {
+		return nil, "", keptGen{}
 	}
 	sess := c.srv.sessions.record(c.ss)
 	if sess == nil {
-		return nil, "", 0
+		return nil, "", keptGen{}
 	}
-	gen, ok := c.srv.generation()
+	svc, err := c.srv.project()
+	if err != nil {
+		return nil, "", keptGen{}
+	}
+	sw := c.srv.watchOf(svc)
+	if sw == nil {
+		return nil, "", keptGen{}
+	}
+	n, ok := sw.generation()
 	if !ok {
-		return nil, "", 0
+		return nil, "", keptGen{}
 	}
-	return &sess.answers, c.params.Name + "\x00" + string(c.params.Arguments), gen
+	return &sess.answers, c.params.Name + "\x00" + string(c.params.Arguments), keptGen{sw, n}
 }
 
 // CancelledID is the id of the call a notifications/cancelled with params

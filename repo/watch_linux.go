@@ -22,6 +22,10 @@ type Watch struct {
 	buf   []byte
 }
 
+// maxWatchedRefFolders bounds the folders under refs/ a watch takes (each
+// is one of the user's inotify watches): past it there is no watch.
+const maxWatchedRefFolders = 4096
+
 // watchMask is every change to a folder's entries or to a file in it.
 const watchMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MODIFY | unix.IN_ATTRIB |
 	unix.IN_CLOSE_WRITE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO |
@@ -37,7 +41,16 @@ func (r *Repo) WatchRefs(dirs ...string) (*Watch, error) {
 	w := &Watch{fd: fd, refs: map[int32]string{}, roots: map[int32]bool{},
 		buf: make([]byte, 64*(unix.SizeofInotifyEvent+unix.NAME_MAX+1))}
 	refs := filepath.Join(r.commonDir, "refs")
-	for _, d := range append([]string{r.gitDir, r.commonDir, refs}, dirs...) {
+	watched := append([]string{r.gitDir, r.commonDir, refs}, dirs...)
+	for _, d := range watched {
+		// A watch follows the folder it was given; reads follow the path.
+		// Through a symlink the two part when it is re-pointed.
+		if real, err := filepath.EvalSymlinks(d); err != nil || real != filepath.Clean(d) {
+			unix.Close(fd)
+			return nil, fmt.Errorf("watch %s: not its own real path (a symlink on the way, or gone)", d)
+		}
+	}
+	for _, d := range watched {
 		wd, err := unix.InotifyAddWatch(fd, d, watchMask|unix.IN_ONLYDIR)
 		if err != nil {
 			unix.Close(fd)
@@ -64,6 +77,9 @@ func (w *Watch) addRefs(dir string) error {
 		}
 		if !d.IsDir() {
 			return nil
+		}
+		if len(w.refs) >= maxWatchedRefFolders {
+			return fmt.Errorf("watch %s: more than %d folders of refs", dir, maxWatchedRefFolders)
 		}
 		wd, err := unix.InotifyAddWatch(w.fd, path, watchMask|unix.IN_ONLYDIR)
 		switch {

@@ -16,13 +16,13 @@ import (
 	"github.com/graft-studio/graft/fixtures"
 )
 
-// Red team 3 (issue 17): the kept answers of the direct lane. Each test
+// Attacks on the kept answers of the direct lane (issue 17). Each test
 // holds a kept answer (a second call on the same session) to the answer a
 // fresh session computes for the same call now, byte for byte.
 
-// rt3Answer answers params on ss through the direct lane, always with id 7
+// attackAnswer answers params on ss through the direct lane, always with id 7
 // so that answers of different sessions compare byte for byte.
-func rt3Answer(t *testing.T, ctx context.Context, srv *Server, ss *sdk.ServerSession, params string) string {
+func attackAnswer(t *testing.T, ctx context.Context, srv *Server, ss *sdk.ServerSession, params string) string {
 	t.Helper()
 	c, ok := srv.Direct(ss, request(t, 7, "tools/call", params))
 	if !ok || !c.Quick() {
@@ -31,9 +31,9 @@ func rt3Answer(t *testing.T, ctx context.Context, srv *Server, ss *sdk.ServerSes
 	return string(c.Answer(ctx))
 }
 
-// rt3Keeps reports whether ss keeps an answer to params that its next
+// attackKeeps reports whether ss keeps an answer to params that its next
 // call would be given: one kept under the watch's generation now.
-func rt3Keeps(t *testing.T, srv *Server, ss *sdk.ServerSession, params string) bool {
+func attackKeeps(t *testing.T, srv *Server, ss *sdk.ServerSession, params string) bool {
 	t.Helper()
 	c, ok := srv.Direct(ss, request(t, 7, "tools/call", params))
 	if !ok {
@@ -47,25 +47,31 @@ func rt3Keeps(t *testing.T, srv *Server, ss *sdk.ServerSession, params string) b
 	return ok
 }
 
-// rt3Warm answers each of calls on ss until all their answers are kept
+// attackWarm answers each of calls on ss until all their answers are kept
 // under one generation (the first calls of a session may themselves move
 // it: the project's .graft/ folder is made), and returns them: what the
-// tests then attack.
-func rt3Warm(t *testing.T, srv *Server, ss *sdk.ServerSession, calls ...string) []string {
+// tests then attack. With keep false the answers must never be kept (a
+// server that keeps nothing by rule: its Middleware may change results, a
+// symlink on the way to what the watch would watch).
+func attackWarm(t *testing.T, srv *Server, ss *sdk.ServerSession, keep bool, calls ...string) []string {
 	t.Helper()
 	answers := make([]string, len(calls))
 	for range 4 {
 		for i, p := range calls {
-			answers[i] = rt3Answer(t, context.Background(), srv, ss, p)
+			answers[i] = attackAnswer(t, context.Background(), srv, ss, p)
 			if strings.Contains(answers[i], `"isError":true`) {
 				t.Fatalf("%s failed: %s", p, answers[i])
 			}
 		}
 		all := true
 		for _, p := range calls {
-			all = all && rt3Keeps(t, srv, ss, p)
+			kept := attackKeeps(t, srv, ss, p)
+			if kept && !keep {
+				t.Fatalf("the answer to %s is kept", p)
+			}
+			all = all && kept
 		}
-		if all {
+		if all || !keep {
 			return answers
 		}
 	}
@@ -73,8 +79,8 @@ func rt3Warm(t *testing.T, srv *Server, ss *sdk.ServerSession, calls ...string) 
 	return nil
 }
 
-// rt3Replace rewrites file in place (same inode) with old replaced by new.
-func rt3Replace(t *testing.T, file, old, new string) {
+// attackReplace rewrites file in place (same inode) with old replaced by new.
+func attackReplace(t *testing.T, file, old, new string) {
 	t.Helper()
 	b, err := os.ReadFile(file)
 	if err != nil {
@@ -88,9 +94,9 @@ func rt3Replace(t *testing.T, file, old, new string) {
 	}
 }
 
-// rt3Compare fails when the kept answer is not the fresh one, and checks
+// attackCompare fails when the kept answer is not the fresh one, and checks
 // that the fresh one says want (the change is real).
-func rt3Compare(t *testing.T, what, kept, fresh, want string) {
+func attackCompare(t *testing.T, what, kept, fresh, want string) {
 	t.Helper()
 	if !strings.Contains(fresh, want) {
 		t.Fatalf("%s: the fresh answer does not say %q, the test's premise fails:\n%s", what, want, fresh)
@@ -100,32 +106,32 @@ func rt3Compare(t *testing.T, what, kept, fresh, want string) {
 	}
 }
 
-// TestRedTeam3SymlinkedConfig: graft.yaml is another name of a file that is
+// TestKeptAnswersSymlinkedConfig: graft.yaml is another name of a file that is
 // not directly in the project folder: a symlink to a config kept elsewhere
 // or in a subfolder of the project, or a hard link. An edit of that file
 // raises no event in the project folder the watch holds, but Refresh
 // (os.Stat follows the link) reloads the project: the kept describe/list
 // answers still give the old configuration.
-func TestRedTeam3SymlinkedConfig(t *testing.T) {
+func TestKeptAnswersSymlinkedConfig(t *testing.T) {
 	cases := []struct {
 		name string
 		link func(t *testing.T, dir string) (edited string)
 	}{
 		{"a symlink to another folder", func(t *testing.T, dir string) string {
 			target := filepath.Join(t.TempDir(), "graft.yaml")
-			rt3Must(t, os.Rename(filepath.Join(dir, "graft.yaml"), target))
-			rt3Must(t, os.Symlink(target, filepath.Join(dir, "graft.yaml")))
+			attackMust(t, os.Rename(filepath.Join(dir, "graft.yaml"), target))
+			attackMust(t, os.Symlink(target, filepath.Join(dir, "graft.yaml")))
 			return target
 		}},
 		{"a symlink into a subfolder of the project", func(t *testing.T, dir string) string {
-			rt3Must(t, os.Mkdir(filepath.Join(dir, "config"), 0o755))
-			rt3Must(t, os.Rename(filepath.Join(dir, "graft.yaml"), filepath.Join(dir, "config", "graft.yaml")))
-			rt3Must(t, os.Symlink(filepath.Join("config", "graft.yaml"), filepath.Join(dir, "graft.yaml")))
+			attackMust(t, os.Mkdir(filepath.Join(dir, "config"), 0o755))
+			attackMust(t, os.Rename(filepath.Join(dir, "graft.yaml"), filepath.Join(dir, "config", "graft.yaml")))
+			attackMust(t, os.Symlink(filepath.Join("config", "graft.yaml"), filepath.Join(dir, "graft.yaml")))
 			return filepath.Join(dir, "config", "graft.yaml")
 		}},
 		{"a hard link edited by its other name", func(t *testing.T, dir string) string {
 			other := filepath.Join(t.TempDir(), "shared.yaml")
-			rt3Must(t, os.Link(filepath.Join(dir, "graft.yaml"), other))
+			attackMust(t, os.Link(filepath.Join(dir, "graft.yaml"), other))
 			return other
 		}},
 	}
@@ -140,34 +146,34 @@ func TestRedTeam3SymlinkedConfig(t *testing.T) {
 			srv := New(Options{Dir: dir, Identity: FixedIdentity(agent)})
 			t.Cleanup(func() { srv.Close() })
 			ss, _ := wireSession(t, srv, "2025-06-18")
-			rt3Warm(t, srv, ss, calls...)
-			rt3Replace(t, edited, "description: Blog posts", "description: Blog posts and essays")
+			attackWarm(t, srv, ss, true, calls...)
+			attackReplace(t, edited, "description: Blog posts", "description: Blog posts and essays")
 			fresh, _ := wireSession(t, srv, "2025-06-18")
 			for _, p := range calls {
-				kept := rt3Answer(t, context.Background(), srv, ss, p)
-				rt3Compare(t, p, kept, rt3Answer(t, context.Background(), srv, fresh, p), "Blog posts and essays")
+				kept := attackAnswer(t, context.Background(), srv, ss, p)
+				attackCompare(t, p, kept, attackAnswer(t, context.Background(), srv, fresh, p), "Blog posts and essays")
 			}
 		})
 	}
 }
 
-func rt3Must(t *testing.T, err error) {
+func attackMust(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
 }
 
-// TestRedTeam3ProjectFolderSwapped: the project folder is a symlink that a
+// TestKeptAnswersProjectFolderSwapped: the project folder is a symlink that a
 // deploy re-points to another checkout (current -> releases/N). Refresh
 // sees another graft.yaml and reopens the project there, but the watch
 // stays on the first checkout's folders and Git directory: every kept
 // answer, documents included, is the old checkout's for the server's life.
-func TestRedTeam3ProjectFolderSwapped(t *testing.T) {
+func TestKeptAnswersProjectFolderSwapped(t *testing.T) {
 	a, b := fixtures.SampleRepo(t), fixtures.SampleRepo(t)
-	rt3Replace(t, filepath.Join(b, "graft.yaml"), "description: Blog posts", "description: Blog posts, release two")
+	attackReplace(t, filepath.Join(b, "graft.yaml"), "description: Blog posts", "description: Blog posts, release two")
 	post := filepath.Join(b, "content", "posts", "hello-world.mdx")
-	rt3Replace(t, post, "\n---\n", "\n---\nRelease two.\n")
+	attackReplace(t, post, "\n---\n", "\n---\nRelease two.\n")
 	fixtures.Git(t, b, "commit", "-qam", "release two")
 
 	links := t.TempDir()
@@ -182,7 +188,7 @@ func TestRedTeam3ProjectFolderSwapped(t *testing.T) {
 		{`{"name":"list_collections","arguments":{}}`, "release two"},
 		{`{"name":"get_content","arguments":{"collection":"posts","slug":"hello-world"}}`, "Release two."},
 	}
-	rt3Warm(t, srv, ss, calls[0].params, calls[1].params)
+	attackWarm(t, srv, ss, false, calls[0].params, calls[1].params) // a symlink on the way: nothing is kept
 	// Re-point the link atomically, as a deploy does.
 	next := filepath.Join(links, "next")
 	if err := os.Symlink(b, next); err != nil {
@@ -193,77 +199,77 @@ func TestRedTeam3ProjectFolderSwapped(t *testing.T) {
 	}
 	fresh, _ := wireSession(t, srv, "2025-06-18")
 	for _, c := range calls {
-		kept := rt3Answer(t, context.Background(), srv, ss, c.params)
-		rt3Compare(t, c.params, kept, rt3Answer(t, context.Background(), srv, fresh, c.params), c.want)
+		kept := attackAnswer(t, context.Background(), srv, ss, c.params)
+		attackCompare(t, c.params, kept, attackAnswer(t, context.Background(), srv, fresh, c.params), c.want)
 	}
 }
 
-// rt3TraceKey carries a request's trace id to rt3Trace.
-type rt3TraceKey struct{}
+// attackTraceKey carries a request's trace id to attackTrace.
+type attackTraceKey struct{}
 
-// rt3Trace is receiving middleware that marks each tool result with the
+// attackTrace is receiving middleware that marks each tool result with the
 // trace id of its request (as a tracing or audit middleware would). It
 // changes the result the handler gave it, which for a kept answer is the
 // copy answers.go hands it ("the middleware's to change").
-func rt3Trace(next sdk.MethodHandler) sdk.MethodHandler {
+func attackTrace(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		res, err := next(ctx, method, req)
 		if r, ok := res.(*sdk.CallToolResult); ok && r != nil {
-			r.Meta = sdk.Meta{"trace": ctx.Value(rt3TraceKey{})}
+			r.Meta = sdk.Meta{"trace": ctx.Value(attackTraceKey{})}
 		}
 		return res, err
 	}
 }
 
-// TestRedTeam3MiddlewareChangeDropped: Options.Middleware sets the result's
+// TestKeptAnswersMiddlewareChangeDropped: Options.Middleware sets the result's
 // _meta on each call. A kept answer hands the middleware a copy, but then
 // writes the kept bytes whenever the middleware returns that copy: what
 // the middleware did to it is dropped, and the call carries the trace of
 // the call that was kept.
-func TestRedTeam3MiddlewareChangeDropped(t *testing.T) {
-	srv := New(Options{Dir: fixtures.SampleRepo(t), Identity: FixedIdentity(agent), Middleware: []sdk.Middleware{rt3Trace}})
+func TestKeptAnswersMiddlewareChangeDropped(t *testing.T) {
+	srv := New(Options{Dir: fixtures.SampleRepo(t), Identity: FixedIdentity(agent), Middleware: []sdk.Middleware{attackTrace}})
 	t.Cleanup(func() { srv.Close() })
 	ss, _ := wireSession(t, srv, "2025-06-18")
 	p := `{"name":"get_content","arguments":{"collection":"posts","slug":"hello-world"}}`
-	rt3Warm(t, srv, ss, p)
-	one := context.WithValue(context.Background(), rt3TraceKey{}, "one")
-	kept := rt3Answer(t, one, srv, ss, p)
+	attackWarm(t, srv, ss, false, p) // Middleware may change a result: nothing is kept
+	one := context.WithValue(context.Background(), attackTraceKey{}, "one")
+	kept := attackAnswer(t, one, srv, ss, p)
 	fresh, _ := wireSession(t, srv, "2025-06-18")
-	rt3Compare(t, "a call traced one", kept, rt3Answer(t, one, srv, fresh, p), `"trace":"one"`)
+	attackCompare(t, "a call traced one", kept, attackAnswer(t, one, srv, fresh, p), `"trace":"one"`)
 }
 
-// TestRedTeam3CancelledCall: a call whose context is done when it is
+// TestKeptAnswersCancelledCall: a call whose context is done when it is
 // answered says so (the handler adds the "cancelled after it had finished"
 // note, DESIGN §12's cancellation rule); a kept answer given to such a call
 // drops the note.
-func TestRedTeam3CancelledCall(t *testing.T) {
+func TestKeptAnswersCancelledCall(t *testing.T) {
 	srv := New(Options{Dir: fixtures.SampleRepo(t), Identity: FixedIdentity(agent)})
 	t.Cleanup(func() { srv.Close() })
 	ss, _ := wireSession(t, srv, "2025-06-18")
 	p := `{"name":"get_content","arguments":{"collection":"posts","slug":"hello-world"}}`
-	rt3Warm(t, srv, ss, p)
+	attackWarm(t, srv, ss, true, p)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	kept := rt3Answer(t, ctx, srv, ss, p)
+	kept := attackAnswer(t, ctx, srv, ss, p)
 	fresh, _ := wireSession(t, srv, "2025-06-18")
-	rt3Compare(t, "a cancelled call", kept, rt3Answer(t, ctx, srv, fresh, p), "This call was cancelled after it had finished")
+	attackCompare(t, "a cancelled call", kept, attackAnswer(t, ctx, srv, fresh, p), "This call was cancelled after it had finished")
 }
 
-// rt3SideCommit commits a change of hello-world on a side branch of dir
+// attackSideCommit commits a change of hello-world on a side branch of dir
 // and returns the commit; main and HEAD stay where they were.
-func rt3SideCommit(t *testing.T, dir string) string {
+func attackSideCommit(t *testing.T, dir string) string {
 	t.Helper()
 	fixtures.Git(t, dir, "checkout", "-q", "-b", "side")
-	rt3Replace(t, filepath.Join(dir, "content", "posts", "hello-world.mdx"), "\n---\n", "\n---\nSide.\n")
+	attackReplace(t, filepath.Join(dir, "content", "posts", "hello-world.mdx"), "\n---\n", "\n---\nSide.\n")
 	fixtures.Git(t, dir, "commit", "-qam", "side")
 	sha := fixtures.Git(t, dir, "rev-parse", "HEAD")
 	fixtures.Git(t, dir, "checkout", "-q", "main")
 	return sha
 }
 
-// rt3Write writes hello-world's body on the caller's draft through the
+// attackWrite writes hello-world's body on the caller's draft through the
 // go-sdk (a write is not the direct lane's).
-func rt3Write(t *testing.T, conn *wireConn, body string) {
+func attackWrite(t *testing.T, conn *wireConn, body string) {
 	t.Helper()
 	data, _ := json.Marshal(fixtures.SamplePost("Hello, world"))
 	conn.in <- request(t, 100, "tools/call", `{"name":"write_content","arguments":{"collection":"posts","slug":"hello-world","data":`+string(data)+`,"body":"`+body+`"}}`)
@@ -272,10 +278,10 @@ func rt3Write(t *testing.T, conn *wireConn, body string) {
 	}
 }
 
-// TestRedTeam3ChangesSeen: what held. Every change below, by another
+// TestKeptAnswersChangesSeen: what held. Every change below, by another
 // process or by graft itself, moves the watch's generation, and the kept
 // answer given after it is the answer computed now.
-func TestRedTeam3ChangesSeen(t *testing.T) {
+func TestKeptAnswersChangesSeen(t *testing.T) {
 	const (
 		hello     = `{"name":"get_content","arguments":{"collection":"posts","slug":"hello-world"}}`
 		nested    = `{"name":"get_content","arguments":{"collection":"posts","slug":"hello-world","branch":"a/b/c"}}`
@@ -291,7 +297,7 @@ func TestRedTeam3ChangesSeen(t *testing.T) {
 		want   string
 	}{
 		{"a commit", nil, []string{hello}, func(t *testing.T, dir string, _ *wireConn) {
-			rt3Replace(t, filepath.Join(dir, "content", "posts", "hello-world.mdx"), "\n---\n", "\n---\nCommitted.\n")
+			attackReplace(t, filepath.Join(dir, "content", "posts", "hello-world.mdx"), "\n---\n", "\n---\nCommitted.\n")
 			fixtures.Git(t, dir, "commit", "-qam", "edit")
 		}, "Committed."},
 		{"update-ref in folders made after the watch", nil, []string{hello}, func(t *testing.T, dir string, _ *wireConn) {
@@ -302,14 +308,14 @@ func TestRedTeam3ChangesSeen(t *testing.T) {
 			return ""
 		}, []string{hello}, func(t *testing.T, dir string, _ *wireConn) {
 			main, side := fixtures.Git(t, dir, "rev-parse", "main"), fixtures.Git(t, dir, "rev-parse", "side")
-			rt3Replace(t, filepath.Join(dir, ".git", "packed-refs"), main+" refs/heads/main", side+" refs/heads/main")
+			attackReplace(t, filepath.Join(dir, ".git", "packed-refs"), main+" refs/heads/main", side+" refs/heads/main")
 		}, "Side."},
 		{"git gc then update-ref", nil, []string{hello}, func(t *testing.T, dir string, _ *wireConn) {
 			fixtures.Git(t, dir, "gc", "-q", "--prune=now")
 			fixtures.Git(t, dir, "update-ref", "refs/heads/main", fixtures.Git(t, dir, "rev-parse", "side"))
 		}, "Side."},
 		{"HEAD re-pointed, production left out", func(t *testing.T, dir string) string {
-			rt3Replace(t, filepath.Join(dir, "graft.yaml"), "production: main\n", "")
+			attackReplace(t, filepath.Join(dir, "graft.yaml"), "production: main\n", "")
 			return ""
 		}, []string{hello}, func(t *testing.T, dir string, _ *wireConn) {
 			fixtures.Git(t, dir, "symbolic-ref", "HEAD", "refs/heads/side")
@@ -322,7 +328,7 @@ func TestRedTeam3ChangesSeen(t *testing.T) {
 			fixtures.Git(t, dir, "update-ref", "refs/heads/main", fixtures.Git(t, dir, "rev-parse", "side"))
 		}, "Side."},
 		{"graft.yaml edited in place", nil, []string{listColls}, func(t *testing.T, dir string, _ *wireConn) {
-			rt3Replace(t, filepath.Join(dir, "graft.yaml"), "description: Blog posts", "description: Blog posts in place")
+			attackReplace(t, filepath.Join(dir, "graft.yaml"), "description: Blog posts", "description: Blog posts in place")
 		}, "in place"},
 		{"graft.yaml replaced by rename", nil, []string{listColls}, func(t *testing.T, dir string, _ *wireConn) {
 			b, _ := os.ReadFile(filepath.Join(dir, "graft.yaml"))
@@ -346,7 +352,7 @@ func TestRedTeam3ChangesSeen(t *testing.T) {
 			}
 		}, "Blog posts two"},
 		{"graft writes the caller's draft", nil, []string{hello}, func(t *testing.T, dir string, conn *wireConn) {
-			rt3Write(t, conn, "Second draft.\\n")
+			attackWrite(t, conn, "Second draft.\\n")
 		}, "Second draft."},
 		{"another process deletes the drafts folder", nil, []string{hello}, func(t *testing.T, dir string, conn *wireConn) {
 			fixtures.Git(t, dir, "update-ref", "-d", "refs/heads/"+draft)
@@ -358,12 +364,12 @@ func TestRedTeam3ChangesSeen(t *testing.T) {
 			os.RemoveAll(filepath.Join(dir, ".git", "refs", "heads", "graft-studio"))
 			fixtures.Git(t, dir, "pack-refs", "--all")
 			fixtures.Git(t, dir, "update-ref", "refs/heads/"+draft, head)
-			rt3Write(t, conn, "Draft again.\\n")
+			attackWrite(t, conn, "Draft again.\\n")
 		}, "Draft again."},
 		{".git is a symlink", func(t *testing.T, dir string) string {
 			elsewhere := filepath.Join(t.TempDir(), "repo.git")
-			rt3Must(t, os.Rename(filepath.Join(dir, ".git"), elsewhere))
-			rt3Must(t, os.Symlink(elsewhere, filepath.Join(dir, ".git")))
+			attackMust(t, os.Rename(filepath.Join(dir, ".git"), elsewhere))
+			attackMust(t, os.Symlink(elsewhere, filepath.Join(dir, ".git")))
 			return ""
 		}, []string{hello}, func(t *testing.T, dir string, _ *wireConn) {
 			fixtures.Git(t, dir, "update-ref", "refs/heads/main", fixtures.Git(t, dir, "rev-parse", "side"))
@@ -372,7 +378,7 @@ func TestRedTeam3ChangesSeen(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := fixtures.SampleRepo(t)
-			rt3SideCommit(t, dir)
+			attackSideCommit(t, dir)
 			project := dir
 			if tc.setup != nil {
 				if p := tc.setup(t, dir); p != "" {
@@ -384,32 +390,34 @@ func TestRedTeam3ChangesSeen(t *testing.T) {
 			ss, conn := wireSession(t, srv, "2025-06-18")
 			draftCase := strings.Contains(tc.name, "draft")
 			if draftCase {
-				rt3Write(t, conn, "First draft.\\n")
+				attackWrite(t, conn, "First draft.\\n")
 			}
 			calls := tc.calls
-			rt3Warm(t, srv, ss, calls...) // the watch is made
+			// Through a symlink the watch and the reads part: nothing is kept.
+			keep := tc.name != ".git is a symlink"
+			attackWarm(t, srv, ss, keep, calls...) // the watch is made
 			if strings.HasPrefix(tc.name, "update-ref in folders") {
 				// a/ and a/b/ are made after the watch: the branch in them
 				// is read and kept, then moved.
 				fixtures.Git(t, dir, "branch", "a/b/c", "main")
 				calls = []string{nested}
-				rt3Warm(t, srv, ss, calls...)
+				attackWarm(t, srv, ss, keep, calls...)
 			}
 			tc.change(t, dir, conn)
 			fresh, _ := wireSession(t, srv, "2025-06-18")
 			for _, p := range calls {
-				kept := rt3Answer(t, context.Background(), srv, ss, p)
-				rt3Compare(t, p, kept, rt3Answer(t, context.Background(), srv, fresh, p), tc.want)
+				kept := attackAnswer(t, context.Background(), srv, ss, p)
+				attackCompare(t, p, kept, attackAnswer(t, context.Background(), srv, fresh, p), tc.want)
 			}
 		})
 	}
 }
 
-// TestRedTeam3ConcurrentSessions: sessions read while another process
+// TestKeptAnswersConcurrentSessions: sessions read while another process
 // commits; once it stops, each session's next answer is the answer
 // computed now (run it with -race: the kept answers and the watch are
 // shared state).
-func TestRedTeam3ConcurrentSessions(t *testing.T) {
+func TestKeptAnswersConcurrentSessions(t *testing.T) {
 	dir := fixtures.SampleRepo(t)
 	srv := New(Options{Dir: dir, Identity: FixedIdentity(agent)})
 	t.Cleanup(func() { srv.Close() })
@@ -417,7 +425,7 @@ func TestRedTeam3ConcurrentSessions(t *testing.T) {
 	sessions := make([]*sdk.ServerSession, 4)
 	for i := range sessions {
 		sessions[i], _ = wireSession(t, srv, "2025-06-18")
-		rt3Answer(t, context.Background(), srv, sessions[i], p)
+		attackAnswer(t, context.Background(), srv, sessions[i], p)
 	}
 	stop := make(chan struct{})
 	done := make(chan struct{})
@@ -440,7 +448,7 @@ func TestRedTeam3ConcurrentSessions(t *testing.T) {
 	}
 	post := filepath.Join(dir, "content", "posts", "hello-world.mdx")
 	for i := range 5 {
-		rt3Replace(t, post, "\n---\n", "\n---\nEdit "+string(rune('a'+i))+".\n")
+		attackReplace(t, post, "\n---\n", "\n---\nEdit "+string(rune('a'+i))+".\n")
 		fixtures.Git(t, dir, "commit", "-qam", "edit")
 	}
 	close(stop)
@@ -448,8 +456,8 @@ func TestRedTeam3ConcurrentSessions(t *testing.T) {
 		<-done
 	}
 	fresh, _ := wireSession(t, srv, "2025-06-18")
-	want := rt3Answer(t, context.Background(), srv, fresh, p)
+	want := attackAnswer(t, context.Background(), srv, fresh, p)
 	for i, ss := range sessions {
-		rt3Compare(t, "session "+string(rune('0'+i)), rt3Answer(t, context.Background(), srv, ss, p), want, "Edit e.")
+		attackCompare(t, "session "+string(rune('0'+i)), attackAnswer(t, context.Background(), srv, ss, p), want, "Edit e.")
 	}
 }
