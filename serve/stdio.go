@@ -20,7 +20,7 @@ import (
 type stdioSession struct {
 	conn *sessionConn
 	link *bridgeLink
-	in   io.ReadCloser // stdin, read by a wakeReader where there is one
+	in   *os.File
 	out  *os.File
 	once sync.Once
 	gone chan struct{} // closed with the descriptors
@@ -59,9 +59,6 @@ func takeStdio(c *bufferedConn, sess Session) (*stdioSession, error) {
 	link := &bridgeLink{c: c}
 	s := &stdioSession{link: link, in: in, out: out, gone: make(chan struct{})}
 	var src io.Reader = in
-	if r := newWakeReader(in); r != nil {
-		s.in, src = r, r
-	}
 	var dst io.Writer = out
 	if len(sess.Replay) > 0 {
 		// The initialize request, its result (not passed on), then the
