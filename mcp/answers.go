@@ -71,8 +71,7 @@ func (c *answerCache) get(key string, gen keptGen) (keptAnswer, bool) {
 
 // put keeps a, computed under gen; answers of other generations go.
 func (c *answerCache) put(key string, gen keptGen, a keptAnswer) {
-	size := len(key) + 2*len(a.wire) // the wire, and the result's text and structured copy
-
+	size := keptSize(key, a)
 	if size > answerCacheBytes/8 {
 		return
 	}
@@ -82,11 +81,15 @@ func (c *answerCache) put(key string, gen keptGen, a keptAnswer) {
 		c.gen, c.bytes, c.m = gen, 0, map[string]keptAnswer{}
 	}
 	if old, ok := c.m[key]; ok {
-		c.bytes -= len(key) + len(old.wire)
+		c.bytes -= keptSize(key, old)
 	}
 	c.m[key] = a
 	c.bytes += size
 }
+
+// keptSize is what a kept answer holds: its key, its encoding, and the
+// result's text and structured copy of about the same size.
+func keptSize(key string, a keptAnswer) int { return len(key) + 2*len(a.wire) }
 
 // svcWatch is the repository watch of one loaded service, made on first
 // use: a service loaded anew (graft.yaml changed, or the project folder
