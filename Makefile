@@ -52,6 +52,7 @@ test: vet
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -race -short $(RACE_PKGS)
 	$(GO) test -count=1 -race -run '^(TestSessionConn|TestLane)' ./serve/
+	$(GO) test -count=1 -race -run '^TestKeptAnswers' ./mcp/
 
 # The whole suite with a throwaway PostgreSQL on loopback (installed from Debian's
 # packages when missing and run as root), exactly as CI runs it.

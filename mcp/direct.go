@@ -35,6 +35,7 @@ type DirectCall struct {
 	id     jsonrpc.ID
 	params *sdk.CallToolParamsRaw
 	tool   directTool
+	quick  *bool // Quick's answer, once known
 }
 
 // directTool is a tool the direct lane answers.
@@ -54,6 +55,14 @@ func (c *DirectCall) ID() jsonrpc.ID { return c.id }
 // it never asks the client anything (elicitation is for approvals of
 // destructive writes), whose answer would have to be read meanwhile.
 func (c *DirectCall) Quick() bool {
+	if c.quick == nil {
+		q := c.isQuick()
+		c.quick = &q
+	}
+	return *c.quick
+}
+
+func (c *DirectCall) isQuick() bool {
 	if !c.tool.quick {
 		return false
 	}
@@ -112,28 +121,48 @@ func (s *Server) Direct(ss *sdk.ServerSession, req *jsonrpc.Request) (*DirectCal
 }
 
 // Answer runs the call and returns its JSON-RPC response as one message
-// (no newline), encoded as the go-sdk encodes it.
+// (no newline), encoded as the go-sdk encodes it. A quick call's answer is
+// kept for its session, and given again while nothing it was read from
+// changed (answers.go).
 func (c *DirectCall) Answer(ctx context.Context) []byte {
+	kept, key, gen := c.answers()
+	var given, computed *sdk.CallToolResult // the result the handler gave, kept or not
+	var wire []byte                         // given's encoding, when it was kept
 	handler := c.srv.receiving(func(ctx context.Context, _ string, req sdk.Request) (sdk.Result, error) {
+		if kept != nil && ctx.Err() == nil {
+			if a, ok := kept.get(key, gen); ok {
+				copied := *a.res // the middleware's to change
+				given, wire = &copied, a.wire
+				return given, nil
+			}
+		}
 		res, err := c.tool.handler(ctx, req.(*sdk.CallToolRequest))
 		if err == nil && res != nil && res.Content == nil {
 			// As the go-sdk's callTool: content is never null.
 			res.Content = []sdk.Content{}
 		}
+		given, computed = res, res
 		return res, err
 	})
 	res, err := handler(ctx, "tools/call", &sdk.CallToolRequest{Session: c.ss, Params: c.params})
 	var result []byte
-	if m, ok := res.(json.Marshaler); ok && err == nil {
+	switch m, ok := res.(json.Marshaler); {
+	case err != nil:
+	case wire != nil && res == sdk.Result(given):
+		result = wire
+	case ok:
 		// What the go-sdk's encoder would call, less its second pass over
 		// the bytes (which leaves compact JSON as it is).
 		result, err = m.MarshalJSON()
-	} else if err == nil {
+	default:
 		result, err = marshalWire(res)
 	}
 	if err != nil {
 		msg, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: c.id, Error: err})
 		return msg
+	}
+	if kept != nil && computed != nil && res == sdk.Result(computed) && !computed.IsError && ctx.Err() == nil {
+		kept.put(key, gen, keptAnswer{res: computed, wire: result})
 	}
 	id, err := marshalWire(c.id.Raw())
 	if err != nil {
@@ -146,6 +175,33 @@ func (c *DirectCall) Answer(ctx context.Context) []byte {
 	out = append(out, `,"result":`...)
 	out = append(out, result...)
 	return append(out, '}')
+}
+
+// answers is where the call's answer is kept, its key there, and what it
+// is computed under; nil when it is not kept: a call that is not quick, on
+// a session not connected with ConnectSession, on a server with
+// Middleware, without a project or a repository watch.
+func (c *DirectCall) answers() (*answerCache, string, keptGen) {
+	if !c.Quick() || len(c.srv.opts.Middleware) > 0 {
+		return nil, "", keptGen{}
+	}
+	sess := c.srv.sessions.record(c.ss)
+	if sess == nil {
+		return nil, "", keptGen{}
+	}
+	svc, err := c.srv.project()
+	if err != nil {
+		return nil, "", keptGen{}
+	}
+	sw := c.srv.watchOf(svc)
+	if sw == nil {
+		return nil, "", keptGen{}
+	}
+	n, ok := sw.generation()
+	if !ok {
+		return nil, "", keptGen{}
+	}
+	return &sess.answers, c.params.Name + "\x00" + string(c.params.Arguments), keptGen{sw, n}
 }
 
 // CancelledID is the id of the call a notifications/cancelled with params

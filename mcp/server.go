@@ -58,9 +58,14 @@ type Options struct {
 	// Version is reported to clients.
 	Version string
 	// Middleware wraps the handling of every request, inside the panic
-	// recovery New installs outermost (graft serve's metrics). A result may
-	// be nil, or a typed nil, when the error is set: middleware must check.
+	// recovery New installs outermost. A result may be nil, or a typed nil,
+	// when the error is set: middleware must check. A server with
+	// Middleware keeps no answers (answers.go): it may change them.
 	Middleware []sdk.Middleware
+	// Observers wrap the handling of every request as Middleware does
+	// (outside it), but only observe: each returns what the handler it
+	// wraps returned, unchanged (graft serve's metrics).
+	Observers []sdk.Middleware
 }
 
 // Server is graft's MCP server over one project.
@@ -80,6 +85,10 @@ type Server struct {
 	listed []string // URIs of the listed resources
 
 	sessions sessions // the sessions of ConnectSession
+
+	// watch is the repository watch of the loaded service's kept answers
+	// (answers.go); replaced with the service.
+	watch *svcWatch
 
 	// direct holds the handlers of the tools the direct lane answers (the
 	// read tools), by name; it is replaced with the surface.
@@ -139,6 +148,7 @@ func New(opts Options) *Server {
 	s.use(recoverPanics)
 	s.use(rpcErrorCodes)
 	s.use(opts.Middleware...)
+	s.use(opts.Observers...)
 	s.use(recoverPanics)
 	s.mu.Lock()
 	s.syncTools()
@@ -197,6 +207,7 @@ func (s *Server) configFile() string { return filepath.Join(s.opts.Dir, repo.Con
 // load (re)opens the project; the caller holds s.mu or is New.
 func (s *Server) load() {
 	s.stamp = stampOf(s.configFile())
+	s.closeWatch()
 	if s.svc != nil {
 		s.svc.Close() // release the index files before the project is opened again
 	}
@@ -217,6 +228,7 @@ func (s *Server) load() {
 func (s *Server) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.closeWatch()
 	if s.svc == nil {
 		return nil
 	}

@@ -27,29 +27,43 @@ type Session struct {
 }
 
 // sessions maps the go-sdk sessions connected with ConnectSession to
-// their Session.
+// their Session and the answers kept for them (answers.go).
 type sessions struct {
 	mu sync.Mutex
-	m  map[*sdk.ServerSession]Session
+	m  map[*sdk.ServerSession]*connected
+}
+
+// connected is one connected session: its Session never changes.
+type connected struct {
+	Session
+	answers answerCache
 }
 
 func (ss *sessions) get(s *sdk.ServerSession) (Session, bool) {
-	if s == nil {
+	v := ss.record(s)
+	if v == nil {
 		return Session{}, false
+	}
+	return v.Session, true
+}
+
+// record is s's session, or nil when s was not connected with ConnectSession.
+func (ss *sessions) record(s *sdk.ServerSession) *connected {
+	if s == nil {
+		return nil
 	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	v, ok := ss.m[s]
-	return v, ok
+	return ss.m[s]
 }
 
 func (ss *sessions) set(s *sdk.ServerSession, v Session) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.m == nil {
-		ss.m = map[*sdk.ServerSession]Session{}
+		ss.m = map[*sdk.ServerSession]*connected{}
 	}
-	ss.m[s] = v
+	ss.m[s] = &connected{Session: v}
 }
 
 func (ss *sessions) drop(s *sdk.ServerSession) {

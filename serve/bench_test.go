@@ -126,8 +126,17 @@ func getJSON(b *testing.B, u string, out any) {
 
 // BenchmarkOwnerSessionGetContent measures a warm get_content on one owner
 // session (the direct lane's path), over pipes: a call written, its answer
-// read, one at a time.
+// read, one at a time. "kept" repeats one call, answered from the
+// session's kept answers (mcp/answers.go); "computed" spells the same
+// arguments with more spaces each time, past the number of answers a
+// session keeps, so that every call is computed.
 func BenchmarkOwnerSessionGetContent(b *testing.B) {
+	for _, mode := range []string{"kept", "computed"} {
+		b.Run(mode, func(b *testing.B) { benchOwnerSessionGetContent(b, mode == "computed") })
+	}
+}
+
+func benchOwnerSessionGetContent(b *testing.B, computed bool) {
 	srv := mcp.New(mcp.Options{Dir: fixtures.SampleRepo(b)})
 	b.Cleanup(func() { srv.Close() })
 	inR, inW := io.Pipe()
@@ -153,7 +162,11 @@ func BenchmarkOwnerSessionGetContent(b *testing.B) {
 	id := 0
 	for b.Loop() {
 		id++
-		if a := call(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_content","arguments":{"collection":"posts","slug":"hello-world"}}}`, id)); strings.Contains(a, `"isError":true`) {
+		pad := ""
+		if computed {
+			pad = strings.Repeat(" ", id%300)
+		}
+		if a := call(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_content","arguments":{%s"collection":"posts","slug":"hello-world"}}}`, id, pad)); strings.Contains(a, `"isError":true`) {
 			b.Fatal(a)
 		}
 	}

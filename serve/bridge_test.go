@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -105,8 +106,11 @@ const latestVersion = "2025-06-18"
 // session (mode "stdio"), whose client asks for MCP version version.
 func modeSession(t *testing.T, ctx context.Context, conn *owner.Conn, mode string, sess owner.Session, version string) *rawSession {
 	t.Helper()
-	if mode == "stdio" {
+	switch mode {
+	case "stdio":
 		return stdioSession(t, ctx, conn, sess, nil, version)
+	case "stdio socket":
+		return socketStdioSession(t, ctx, conn, sess, nil, version)
 	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -135,6 +139,38 @@ func stdioSession(t *testing.T, ctx context.Context, conn *owner.Conn, sess owne
 	}
 	t.Cleanup(func() { inR.Close(); inW.Close(); outR.Close() })
 	return bridgeSession(t, ctx, conn, sess, inR, inW, outR, outW, redial, version)
+}
+
+// socketStdioSession is stdioSession over socket pairs, as Node gives a
+// child its stdin and stdout: the owner reads such a stdin blocking.
+func socketStdioSession(t *testing.T, ctx context.Context, conn *owner.Conn, sess owner.Session, redial owner.Redial, version string) *rawSession {
+	t.Helper()
+	pair := func(name string) (*os.File, *os.File) {
+		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		syscall.CloseOnExec(fds[0])
+		syscall.CloseOnExec(fds[1])
+		return os.NewFile(uintptr(fds[0]), name+" (client)"), os.NewFile(uintptr(fds[1]), name+" (graft mcp)")
+	}
+	inW, inR := pair("stdin")
+	outR, outW := pair("stdout")
+	t.Cleanup(func() { inR.Close(); inW.Close(); outR.Close() })
+	return bridgeSession(t, ctx, conn, sess, inR, halfCloser{inW}, outR, outW, redial, version)
+}
+
+// halfCloser closes a socket as a client closes its end of a pipe: its
+// writing half (the reader sees the input end), not the whole socket.
+type halfCloser struct{ *os.File }
+
+func (h halfCloser) Close() error {
+	rc, err := h.SyscallConn()
+	if err != nil {
+		return err
+	}
+	rc.Control(func(fd uintptr) { syscall.Shutdown(int(fd), syscall.SHUT_WR) })
+	return nil
 }
 
 func bridgeSession(t *testing.T, ctx context.Context, conn *owner.Conn, sess owner.Session,
@@ -186,7 +222,7 @@ func (rs *rawSession) close() {
 // it runs, and the session goes on.
 func TestSessionBatchCap(t *testing.T) {
 	ctx, conn, dir := startOwner(t, nil)
-	for _, mode := range []string{"byte pipe", "stdio"} {
+	for _, mode := range []string{"byte pipe", "stdio", "stdio socket"} {
 		t.Run(mode, func(t *testing.T) {
 			rs := modeSession(t, ctx, conn, mode, owner.Session{Caller: opCaller}, latestVersion)
 			batchCapped(t, rs)
@@ -210,7 +246,7 @@ func TestSessionInput(t *testing.T) {
 		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"list_collections","arguments":{}}}`, id)
 	}
 	batch := "[" + call(11) + "," + `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"x","progress":1}}` + "," + call(12) + "]"
-	for _, mode := range []string{"byte pipe", "stdio"} {
+	for _, mode := range []string{"byte pipe", "stdio", "stdio socket"} {
 		t.Run(mode, func(t *testing.T) {
 			rs := modeSession(t, ctx, conn, mode, owner.Session{Caller: opCaller}, latestVersion)
 			for _, bad := range []struct{ line, code string }{
@@ -279,7 +315,7 @@ func TestSessionInput(t *testing.T) {
 // ends after the last one.
 func TestSessionAnswersAfterInputEnds(t *testing.T) {
 	ctx, conn, _ := startOwner(t, nil)
-	for _, mode := range []string{"byte pipe", "stdio"} {
+	for _, mode := range []string{"byte pipe", "stdio", "stdio socket"} {
 		t.Run(mode, func(t *testing.T) {
 			rs := modeSession(t, ctx, conn, mode, owner.Session{Caller: opCaller}, latestVersion)
 			rs.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_content","arguments":{"query":"post"}}}`)
@@ -323,6 +359,12 @@ func batchCapped(t *testing.T, rs *rawSession) {
 // initialize result not passed on), and the bridge returns once the
 // client's input ends.
 func TestStdioSessionNewOwner(t *testing.T) {
+	for _, mode := range []string{"stdio", "stdio socket"} {
+		t.Run(mode, func(t *testing.T) { stdioSessionNewOwner(t, mode) })
+	}
+}
+
+func stdioSessionNewOwner(t *testing.T, mode string) {
 	dir := fixtures.SampleRepo(t)
 	if err := os.MkdirAll(filepath.Join(dir, repo.StateDirName), 0o700); err != nil {
 		t.Fatal(err)
@@ -356,7 +398,11 @@ func TestStdioSessionNewOwner(t *testing.T) {
 		}
 		return nil, errors.New("no owner yet")
 	}
-	rs := osPipeSession(t, context.Background(), conn, owner.Session{Caller: op}, redial)
+	session := stdioSession
+	if mode == "stdio socket" {
+		session = socketStdioSession
+	}
+	rs := session(t, context.Background(), conn, owner.Session{Caller: op}, redial, latestVersion)
 	call := func(id int) {
 		t.Helper()
 		rs.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"list_collections","arguments":{}}}`, id))

@@ -149,7 +149,7 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 	s.mcp = mcp.New(mcp.Options{Dir: opts.Dir, Identity: callerFromContext, Logger: logger, Version: opts.Version,
-		Middleware: []sdk.Middleware{s.metrics.mcpMiddleware}})
+		Observers: []sdk.Middleware{s.metrics.mcpMiddleware}})
 	mcpHandler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp.SDK() },
 		&sdk.StreamableHTTPOptions{Stateless: true, Logger: logger,
 			// Host and Origin are checked for every route by protect.
