@@ -20,8 +20,8 @@ import (
 type stdioSession struct {
 	conn *sessionConn
 	link *bridgeLink
-	in   *os.File
-	out  *os.File
+	in   io.ReadCloser  // the client's stdin
+	out  io.WriteCloser // the client's stdout
 	once sync.Once
 	gone chan struct{} // closed with the descriptors
 }
@@ -119,7 +119,7 @@ type closeFunc func()
 func (f closeFunc) Close() error { f(); return nil }
 
 // receiveStdio reads the one byte carrying the bridge's stdin and stdout.
-func receiveStdio(uc *net.UnixConn) (in, out *os.File, err error) {
+func receiveStdio(uc *net.UnixConn) (in, out io.ReadWriteCloser, err error) {
 	uc.SetReadDeadline(time.Now().Add(sniffTimeout))
 	defer uc.SetReadDeadline(time.Time{})
 	buf := make([]byte, 1)
@@ -153,12 +153,19 @@ func receiveStdio(uc *net.UnixConn) (in, out *os.File, err error) {
 			return nil, nil, errors.New("the bridge passed descriptors that are not a pipe or a socket each")
 		}
 	}
-	for _, fd := range fds {
-		// Non-blocking before os.NewFile, so that the runtime's poller
-		// reads them and a Close wakes a read in progress.
-		syscall.SetNonblock(fd, true)
+	return stdioFile(fds[0], "bridge stdin"), stdioFile(fds[1], "bridge stdout"), nil
+}
+
+// stdioFile is a handed-over descriptor as the session reads or writes it:
+// a stdioFD where there is one, else a file of the runtime's poller
+// (non-blocking before os.NewFile, so that a Close wakes a read or write in
+// progress).
+func stdioFile(fd int, name string) io.ReadWriteCloser {
+	if f := newStdioFD(fd); f != nil {
+		return f
 	}
-	return os.NewFile(uintptr(fds[0]), "bridge stdin"), os.NewFile(uintptr(fds[1]), "bridge stdout"), nil
+	syscall.SetNonblock(fd, true)
+	return os.NewFile(uintptr(fd), name)
 }
 
 // PassableStdio is the one rule of which stdin and stdout a bridge hands to
