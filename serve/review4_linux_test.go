@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"errors"
 	"os"
 	"testing"
 	"time"
@@ -35,5 +36,31 @@ func TestReview4IdleStdioHoldsNoThread(t *testing.T) {
 			t.Fatalf("%d silent stdio clients hold %d threads more (%d before)", sessions, n-before, before)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestReview4CloseRacesReadAndWrite: a read and a write waiting on the same
+// socket at once (a client that neither writes nor reads) both end when
+// several goroutines close it together, each Close returning nil.
+func TestReview4CloseRacesReadAndWrite(t *testing.T) {
+	for range 20 {
+		_, f := stdioPair(t, "socket", true)
+		read, write := make(chan error, 1), make(chan error, 1)
+		go func() { _, err := f.Read(make([]byte, 1)); read <- err }()
+		go func() { _, err := f.Write(make([]byte, 8<<20)); write <- err }()
+		closed := make(chan error, 8)
+		for range 8 {
+			go func() { closed <- f.Close() }()
+		}
+		for range 8 {
+			if err := <-closed; err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+		}
+		for name, ch := range map[string]chan error{"read": read, "write": write} {
+			if err := <-ch; !errors.Is(err, os.ErrClosed) {
+				t.Fatalf("a %s under Close: %v, want os.ErrClosed", name, err)
+			}
+		}
 	}
 }
