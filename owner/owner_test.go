@@ -5,11 +5,11 @@ import (
 	"time"
 )
 
-// TestReview4IdleCheckEvery: an owner without an idle limit (graft serve,
+// TestIdleCheckEvery: an owner without an idle limit (graft serve,
 // or --owner-only without --idle-exit) looks at its socket file once a
 // second, as one with a long limit does; before the fix it did every
 // millisecond, about 4% of a core with no client at all.
-func TestReview4IdleCheckEvery(t *testing.T) {
+func TestIdleCheckEvery(t *testing.T) {
 	for _, tc := range []struct {
 		idle time.Duration
 		min  time.Duration

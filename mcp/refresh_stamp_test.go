@@ -11,12 +11,12 @@ import (
 	"github.com/graft-studio/graft/fixtures"
 )
 
-// TestReview4KeptAnswersLoadFailsAndRecovers: while graft.yaml does not
+// TestKeptAnswersLoadFailsAndRecovers: while graft.yaml does not
 // load, a quick call answers the load error as the go-sdk does and nothing
 // is kept; once it loads again (the same bytes as before), the answers are
 // the go-sdk's again, not the ones kept before it broke being reused as if
 // nothing happened, nor the error.
-func TestReview4KeptAnswersLoadFailsAndRecovers(t *testing.T) {
+func TestKeptAnswersLoadFailsAndRecovers(t *testing.T) {
 	dir := fixtures.SampleRepo(t)
 	srv := New(Options{Dir: dir, Identity: FixedIdentity(agent)})
 	t.Cleanup(func() { srv.Close() })
@@ -82,13 +82,13 @@ func sdkAnswer(t *testing.T, conn *wireConn, params string) string {
 	}
 }
 
-// TestReview4ConfigEditSameStamp: an edit of graft.yaml that keeps its size
+// TestRefreshSeesSameSizeAndTimeEdit: an edit of graft.yaml that keeps its size
 // and modification time (a second write within the file system's clock
 // tick, `touch -r`, a copy with -p) is still an edit: the next call reads
 // the new graft.yaml. Refresh tells a change by size and mtime alone, so
 // the old configuration is served (by the lane and the go-sdk alike) until
 // some later edit changes either, though the repository watch saw it.
-func TestReview4ConfigEditSameStamp(t *testing.T) {
+func TestRefreshSeesSameSizeAndTimeEdit(t *testing.T) {
 	dir := fixtures.SampleRepo(t)
 	srv := New(Options{Dir: dir, Identity: FixedIdentity(agent)})
 	t.Cleanup(func() { srv.Close() })

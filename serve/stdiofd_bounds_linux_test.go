@@ -3,6 +3,7 @@ package serve
 import (
 	"errors"
 	"os"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -17,17 +18,26 @@ func threads(t *testing.T) int {
 	return len(tasks)
 }
 
-// TestReview4IdleStdioHoldsNoThread: a stdio session whose client is silent
-// waits for its next line without an OS thread of its own, as it did on the
-// runtime's poller. A read waiting in poll(2) holds its thread, so an owner
-// with n idle stdio sessions has n threads more, and the runtime ends the
-// whole process (fatal, not a panic) at 10,000 threads.
-func TestReview4IdleStdioHoldsNoThread(t *testing.T) {
+// TestIdleStdioThreadsBounded: a stdio session whose client is silent waits
+// for its next line; on a stdioFD the wait holds an OS thread in poll(2),
+// so past maxStdioFDs sessions are served by the runtime's poller, which
+// holds none: 256 silent clients take no more than the bound's threads (the
+// runtime ends the whole process, fatally, at 10,000), and each is still
+// read.
+func TestIdleStdioThreadsBounded(t *testing.T) {
 	const sessions, spare = 256, 64
 	before := threads(t)
 	done := make(chan error, sessions)
+	var clients []*os.File
 	for range sessions {
-		_, in := stdioPair(t, "pipe", true)
+		var p [2]int
+		if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
+			t.Fatal(err)
+		}
+		client := os.NewFile(uintptr(p[1]), "client")
+		in := stdioFile(p[0], "stdin")
+		clients = append(clients, client)
+		t.Cleanup(func() { client.Close(); in.Close() })
 		go func() { _, err := in.Read(make([]byte, 1)); done <- err }()
 	}
 	// The reads take their threads as they start waiting: look for a while.
@@ -37,12 +47,20 @@ func TestReview4IdleStdioHoldsNoThread(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	for _, c := range clients {
+		c.Write([]byte("x"))
+	}
+	for range sessions {
+		if err := <-done; err != nil {
+			t.Fatalf("a read: %v", err)
+		}
+	}
 }
 
-// TestReview4CloseRacesReadAndWrite: a read and a write waiting on the same
+// TestStdioFDCloseRacesReadAndWrite: a read and a write waiting on the same
 // socket at once (a client that neither writes nor reads) both end when
 // several goroutines close it together, each Close returning nil.
-func TestReview4CloseRacesReadAndWrite(t *testing.T) {
+func TestStdioFDCloseRacesReadAndWrite(t *testing.T) {
 	for range 20 {
 		_, f := stdioPair(t, "socket", true)
 		read, write := make(chan error, 1), make(chan error, 1)
