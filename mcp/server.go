@@ -97,11 +97,16 @@ type Server struct {
 	middleware [][]sdk.Middleware
 }
 
-// fileStamp is what tells a changed graft.yaml apart cheaply.
+// fileStamp is what tells a changed graft.yaml apart cheaply: its
+// modification time and size, and where the system tells them its inode
+// and change time, which no tool sets back (an edit of the same size whose
+// modification time was put back, `cp -p`, `touch -r`).
 type fileStamp struct {
-	mod  time.Time
-	size int64
-	ok   bool
+	mod   time.Time
+	size  int64
+	ino   uint64
+	ctime int64
+	ok    bool
 }
 
 func stampOf(file string) fileStamp {
@@ -109,7 +114,8 @@ func stampOf(file string) fileStamp {
 	if err != nil {
 		return fileStamp{}
 	}
-	return fileStamp{mod: st.ModTime(), size: st.Size(), ok: true}
+	ino, ctime := inodeAndChange(st)
+	return fileStamp{mod: st.ModTime(), size: st.Size(), ino: ino, ctime: ctime, ok: true}
 }
 
 // New builds a server: it loads the project (a failure is kept, not
@@ -238,7 +244,7 @@ func (s *Server) Close() error {
 	return err
 }
 
-// Refresh re-reads graft.yaml when its size or modification time changed,
+// Refresh re-reads graft.yaml when its stamp (fileStamp) changed,
 // and re-registers the tools when their surface changed (clients then get
 // notifications/tools/list_changed).
 func (s *Server) Refresh() {

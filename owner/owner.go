@@ -221,10 +221,20 @@ func (a *Activity) Handler(next http.Handler, background bool) http.Handler {
 	})
 }
 
+// idleCheckEvery is how often WatchIdle looks at the socket file and the
+// owner's activity, for an idle limit of idle (0: none): a second, or a
+// quarter of a shorter limit.
+func idleCheckEvery(idle time.Duration) time.Duration {
+	if idle <= 0 {
+		return time.Second // only the socket file to watch
+	}
+	return min(idle/4+time.Millisecond, time.Second)
+}
+
 // WatchIdle cancels when the owner has been idle for idle, or when its
 // socket file disappeared (the project was removed), or on Shutdown.
 func (a *Activity) WatchIdle(ctx context.Context, dir string, idle time.Duration, cancel func()) {
-	tick := time.NewTicker(min(idle/4+time.Millisecond, time.Second))
+	tick := time.NewTicker(idleCheckEvery(idle))
 	defer tick.Stop()
 	for {
 		select {

@@ -157,16 +157,29 @@ func receiveStdio(uc *net.UnixConn) (in, out io.ReadWriteCloser, err error) {
 }
 
 // stdioFile is a handed-over descriptor as the session reads or writes it:
-// a stdioFD where there is one, else a file of the runtime's poller
-// (non-blocking before os.NewFile, so that a Close wakes a read or write in
-// progress).
+// a stdioFD while fewer than maxStdioFDs are open, else a file of the
+// runtime's poller (non-blocking before os.NewFile, so that a Close wakes a
+// read or write in progress). A stdioFD waiting for its client holds an OS
+// thread in poll(2), where the poller holds none: the bound keeps idle
+// sessions from taking threads without end (the runtime ends a process at
+// 10,000), and sessions past it are served as before.
 func stdioFile(fd int, name string) io.ReadWriteCloser {
-	if f := newStdioFD(fd); f != nil {
-		return f
+	select {
+	case stdioFDs <- struct{}{}:
+		if f := newStdioFD(fd, func() { <-stdioFDs }); f != nil {
+			return f
+		}
+		<-stdioFDs
+	default:
 	}
 	syscall.SetNonblock(fd, true)
 	return os.NewFile(uintptr(fd), name)
 }
+
+// maxStdioFDs bounds the stdioFDs open at once (two a session).
+const maxStdioFDs = 32
+
+var stdioFDs = make(chan struct{}, maxStdioFDs)
 
 // PassableStdio is the one rule of which stdin and stdout a bridge hands to
 // the owner, asked on both sides: a pipe or a socket each (what an MCP

@@ -22,24 +22,26 @@ import (
 // the descriptors are in no epoll set. Measured through the reference
 // client (docs/scaling.md): about a tenth more calls per second.
 type stdioFD struct {
-	fd   int
-	wake int // eventfd, written by Close
-	send bool
+	fd      int
+	wake    int // eventfd, written by Close
+	send    bool
+	release func() // called once the descriptors are closed (may be nil)
 
 	mu     sync.Mutex
 	busy   int // reads and writes in progress: the last one releases
 	closed bool
 }
 
-// newStdioFD makes fd (a pipe or a socket, owned from now on) a stdioFD;
-// nil, with fd untouched, when the system refuses an eventfd.
-func newStdioFD(fd int) *stdioFD {
+// newStdioFD makes fd (a pipe or a socket, owned from now on) a stdioFD
+// that calls released once it has closed it; nil, with fd untouched, when
+// the system refuses an eventfd.
+func newStdioFD(fd int, released func()) *stdioFD {
 	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {
 		return nil
 	}
 	unix.SetNonblock(fd, true)
-	return &stdioFD{fd: fd, wake: wake, send: fdMode(fd) == os.ModeSocket}
+	return &stdioFD{fd: fd, wake: wake, send: fdMode(fd) == os.ModeSocket, release: released}
 }
 
 // enter starts a read or write; false once closed.
@@ -57,7 +59,7 @@ func (f *stdioFD) leave() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.busy--; f.busy == 0 && f.closed {
-		f.release()
+		f.closeFDs()
 	}
 }
 
@@ -147,16 +149,19 @@ func (f *stdioFD) Close() error {
 		unix.Write(f.wake, []byte{1, 0, 0, 0, 0, 0, 0, 0}) // the last of them releases
 		return nil
 	}
-	f.release()
+	f.closeFDs()
 	return nil
 }
 
-// release closes the eventfd and the descriptor; the caller holds mu and
+// closeFDs closes the eventfd and the descriptor; the caller holds mu and
 // nothing is in progress (a descriptor closed under poll(2) could be
 // another file's by the time it is read).
-func (f *stdioFD) release() {
+func (f *stdioFD) closeFDs() {
 	unix.Close(f.wake)
 	unix.Close(f.fd)
+	if f.release != nil {
+		f.release()
+	}
 }
 
 func errOr(err, otherwise error) error {

@@ -33,7 +33,7 @@ func stdioPair(t *testing.T, kind string, ownerReads bool) (client *os.File, own
 		c, o = fds[0], fds[1]
 	}
 	client = os.NewFile(uintptr(c), "client")
-	owner = newStdioFD(o)
+	owner = newStdioFD(o, nil)
 	if owner == nil {
 		t.Fatal("no eventfd")
 	}

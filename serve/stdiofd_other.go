@@ -8,4 +8,4 @@ import "io"
 // (stdiofd_linux.go); elsewhere the runtime's poller moves their bytes.
 type stdioFD struct{ io.ReadWriteCloser }
 
-func newStdioFD(int) *stdioFD { return nil }
+func newStdioFD(int, func()) *stdioFD { return nil }
