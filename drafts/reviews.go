@@ -1083,12 +1083,12 @@ func (s *Store) CommitProduction(ctx context.Context, changes []repo.Change, mes
 		}
 		var err error
 		if wt, err = s.lockWorktree(entries, current); err != nil {
-			if errors.Is(err, errIndexLocked) {
-				return "", errs.New(errs.ContentConflict, "production (%s) is checked out and %v", s.Production(), err).
-					With("branch", s.Production()).WithFix("try again once the other git command is done")
-			}
 			refusal := errs.New(errs.ContentConflict, "production (%s) is checked out and %v", s.Production(), err).
-				With("reason", ReasonCheckout).With("branch", s.Production()).
+				With("branch", s.Production())
+			if errors.Is(err, errIndexLocked) {
+				return "", refusal.WithFix("try again once the other git command is done")
+			}
+			refusal = refusal.With("reason", ReasonCheckout).
 				WithFix("commit or stash the local changes to those files, then merge again")
 			var local *localChanges
 			if errors.As(err, &local) {

@@ -31,22 +31,6 @@ func attackAnswer(t *testing.T, ctx context.Context, srv *Server, ss *sdk.Server
 	return string(c.Answer(ctx))
 }
 
-// attackKeeps reports whether ss keeps an answer to params that its next
-// call would be given: one kept under the watch's generation now.
-func attackKeeps(t *testing.T, srv *Server, ss *sdk.ServerSession, params string) bool {
-	t.Helper()
-	c, ok := srv.Direct(ss, request(t, 7, "tools/call", params))
-	if !ok {
-		t.Fatalf("the direct lane does not take %s", params)
-	}
-	kept, key, gen := c.answers()
-	if kept == nil {
-		return false
-	}
-	_, ok = kept.get(key, gen)
-	return ok
-}
-
 // attackWarm answers each of calls on ss until all their answers are kept
 // under one generation (the first calls of a session may themselves move
 // it: the project's .graft/ folder is made), and returns them: what the
@@ -65,7 +49,7 @@ func attackWarm(t *testing.T, srv *Server, ss *sdk.ServerSession, keep bool, cal
 		}
 		all := true
 		for _, p := range calls {
-			kept := attackKeeps(t, srv, ss, p)
+			kept := isKept(t, srv, ss, p)
 			if kept && !keep {
 				t.Fatalf("the answer to %s is kept", p)
 			}

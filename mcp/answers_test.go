@@ -46,27 +46,19 @@ func sdkResult(t *testing.T, conn *wireConn, params string) string {
 	return string(res.Result)
 }
 
-// isKept reports whether ss keeps an answer to params under the watch's
-// generation now.
-func isKept(srv *Server, ss *sdk.ServerSession, params string) bool {
-	var p struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	json.Unmarshal([]byte(params), &p)
-	svc, err := srv.project()
-	if err != nil {
-		return false
-	}
-	sw := srv.watchOf(svc)
-	if sw == nil {
-		return false
-	}
-	n, ok := sw.generation()
+// isKept reports whether ss keeps an answer to params that its next call
+// would be given: one kept under what the call is computed under now.
+func isKept(t *testing.T, srv *Server, ss *sdk.ServerSession, params string) bool {
+	t.Helper()
+	c, ok := srv.Direct(ss, request(t, 7, "tools/call", params))
 	if !ok {
+		t.Fatalf("the direct lane does not take %s", params)
+	}
+	kept, key, gen := c.answers()
+	if kept == nil {
 		return false
 	}
-	_, ok = srv.sessions.record(ss).answers.get(p.Name+"\x00"+string(p.Arguments), keptGen{sw, n})
+	_, ok = kept.get(key, gen)
 	return ok
 }
 
@@ -138,7 +130,7 @@ func TestKeptAnswers(t *testing.T) {
 				t.Errorf("%s: %s: the lane answers\n%.1500s\nthe go-sdk\n%.1500s", s.name, params, lane, fresh)
 			}
 			failed := strings.Contains(lane, `"isError":true`)
-			if kept := isKept(srv, ss, params); kept == failed {
+			if kept := isKept(t, srv, ss, params); kept == failed {
 				t.Errorf("%s: %s: kept %v, failed %v", s.name, params, kept, failed)
 			}
 			if again := laneResult(t, srv, ss, params); again != lane {
@@ -185,8 +177,8 @@ func TestNoWatchNothingKept(t *testing.T) {
 		if lane, fresh := laneResult(t, srv, ss, params), sdkResult(t, conn, params); lane != fresh {
 			t.Errorf("the lane answers\n%s\nthe go-sdk\n%s", lane, fresh)
 		}
-		if isKept(srv, ss, params) {
-			t.Error("an answer is kept without a watch")
+		if n := len(srv.sessions.record(ss).answers.m); n > 0 {
+			t.Errorf("%d answers are kept without a watch", n)
 		}
 	}
 }

@@ -35,7 +35,7 @@ type DirectCall struct {
 	id     jsonrpc.ID
 	params *sdk.CallToolParamsRaw
 	tool   directTool
-	quick  *bool // Quick's answer, once known
+	quick  bool
 }
 
 // directTool is a tool the direct lane answers.
@@ -54,27 +54,22 @@ func (c *DirectCall) ID() jsonrpc.ID { return c.id }
 // reading nothing more until it is answered. A quick tool is a read tool, so
 // it never asks the client anything (elicitation is for approvals of
 // destructive writes), whose answer would have to be read meanwhile.
-func (c *DirectCall) Quick() bool {
-	if c.quick == nil {
-		q := c.isQuick()
-		c.quick = &q
-	}
-	return *c.quick
-}
+func (c *DirectCall) Quick() bool { return c.quick }
 
-func (c *DirectCall) isQuick() bool {
-	if !c.tool.quick {
+// quickWith reports whether a call of t with arguments args is quick.
+func (t directTool) quickWith(args json.RawMessage) bool {
+	if !t.quick {
 		return false
 	}
-	if len(c.tool.slowWith) == 0 {
+	if len(t.slowWith) == 0 {
 		return true
 	}
-	var args map[string]json.RawMessage
-	if json.Unmarshal(c.params.Arguments, &args) != nil {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(args, &members) != nil {
 		return true // refused as it is decoded: quick
 	}
-	for _, name := range c.tool.slowWith {
-		if v, ok := args[name]; ok && string(v) != "false" && string(v) != "null" {
+	for _, name := range t.slowWith {
+		if v, ok := members[name]; ok && string(v) != "false" && string(v) != "null" {
 			return false
 		}
 	}
@@ -117,7 +112,7 @@ func (s *Server) Direct(ss *sdk.ServerSession, req *jsonrpc.Request) (*DirectCal
 	if !ok {
 		return nil, false
 	}
-	return &DirectCall{srv: s, ss: ss, id: req.ID, params: params, tool: h}, true
+	return &DirectCall{srv: s, ss: ss, id: req.ID, params: params, tool: h, quick: h.quickWith(params.Arguments)}, true
 }
 
 // Answer runs the call and returns its JSON-RPC response as one message
@@ -131,7 +126,7 @@ func (c *DirectCall) Answer(ctx context.Context) []byte {
 	handler := c.srv.receiving(func(ctx context.Context, _ string, req sdk.Request) (sdk.Result, error) {
 		if kept != nil && ctx.Err() == nil {
 			if a, ok := kept.get(key, gen); ok {
-				copied := *a.res // the middleware's to change
+				copied := *a.res // each call's observers see a result of its own
 				given, wire = &copied, a.wire
 				return given, nil
 			}

@@ -57,7 +57,7 @@ func TestKeptAnswersLoadFailsAndRecovers(t *testing.T) {
 			if failed := strings.Contains(lane, `"isError":true`); failed != step.failed {
 				t.Errorf("%s: %s: failed %v:\n%.800s", step.name, params, failed, lane)
 			}
-			if kept := isKept(srv, ss, params); kept == step.failed {
+			if kept := isKept(t, srv, ss, params); kept == step.failed {
 				t.Errorf("%s: %s: kept %v", step.name, params, kept)
 			}
 			if !step.failed && lane != first[params] {

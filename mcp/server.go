@@ -97,25 +97,18 @@ type Server struct {
 	middleware [][]sdk.Middleware
 }
 
-// fileStamp is what tells a changed graft.yaml apart cheaply: its
-// modification time and size, and where the system tells them its inode
-// and change time, which no tool sets back (an edit of the same size whose
-// modification time was put back, `cp -p`, `touch -r`).
+// fileStamp is what tells a changed graft.yaml apart cheaply: its state
+// as the ref cache judges a file's (repo.FileState: inode, size,
+// modification and change times), so that an edit of the same size whose
+// modification time was put back (`cp -p`, `touch -r`) is seen.
 type fileStamp struct {
-	mod   time.Time
-	size  int64
-	ino   uint64
-	ctime int64
+	state repo.FileState
 	ok    bool
 }
 
 func stampOf(file string) fileStamp {
-	st, err := os.Stat(file)
-	if err != nil {
-		return fileStamp{}
-	}
-	ino, ctime := inodeAndChange(st)
-	return fileStamp{mod: st.ModTime(), size: st.Size(), ino: ino, ctime: ctime, ok: true}
+	st, err := repo.StatFile(file)
+	return fileStamp{state: st, ok: err == nil}
 }
 
 // New builds a server: it loads the project (a failure is kept, not

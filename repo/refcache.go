@@ -14,7 +14,7 @@ import (
 // file each time costs an open, a stat, two reads and a close; the loose-ref
 // cache answers with one stat(2) instead, as git validates its index: it
 // keeps the last value read of each loose ref with the state of the file it
-// was read from (refFileStat), and reads the file again when that state
+// was read from (FileState), and reads the file again when that state
 // differs. graft and git move a ref by renaming a new file over it (a new
 // inode); a tool that rewrites the file in place changes its change time,
 // which nothing can set back.
@@ -54,7 +54,7 @@ func (c *looseRefCache) read(path string) (looseRef, bool, error) {
 		var st unix.Stat_t
 		_, err := looseRetry(func() (int, error) { return 0, unix.Stat(path, &st) })
 		switch {
-		case err == nil && refFileStatOf(&st) == known.stat:
+		case err == nil && fileStateOf(&st) == known.stat:
 			return known, true, nil
 		case err != nil && refFileAbsent(err):
 			c.forget(path)
@@ -90,12 +90,16 @@ func (c *looseRefCache) forget(path string) {
 // the file it was read from.
 type looseRef struct {
 	value string // the content without surrounding white space
-	stat  refFileStat
+	stat  FileState
 }
 
-// refFileStat is what identifies one state of a loose ref file: the file
-// (device and inode), its size, and its modification and change times.
-type refFileStat struct {
+// FileState is what identifies one state of a file (a loose ref,
+// packed-refs, graft.yaml): the file (device and inode), its size, and its
+// modification and change times. A rewrite in place changes the change
+// time, which no tool sets back; only a rewrite to the same size within
+// the timestamp tick of the last one keeps every field (the racy rule
+// above).
+type FileState struct {
 	dev, ino     uint64
 	size         int64
 	mtime, ctime int64 // nanoseconds since the epoch
@@ -104,12 +108,21 @@ type refFileStat struct {
 // settled reports whether the file last changed at least refRacyGuard
 // before now, so that a later change cannot leave the same state (the racy
 // rule above).
-func (s refFileStat) settled(now time.Time) bool {
+func (s FileState) settled(now time.Time) bool {
 	return now.UnixNano()-max(s.mtime, s.ctime) >= refRacyGuard.Nanoseconds()
 }
 
-func refFileStatOf(st *unix.Stat_t) refFileStat {
-	return refFileStat{dev: uint64(st.Dev), ino: st.Ino, size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
+// StatFile is the state of the file at path (following symlinks).
+func StatFile(path string) (FileState, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return FileState{}, err
+	}
+	return fileStateOf(&st), nil
+}
+
+func fileStateOf(st *unix.Stat_t) FileState {
+	return FileState{dev: uint64(st.Dev), ino: st.Ino, size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
 }
 
 // readLooseRef reads the loose ref file at path. found is false when there
@@ -146,7 +159,7 @@ func readLooseRef(path string) (ref looseRef, found bool, err error) {
 	if err != nil {
 		return looseRef{}, false, err
 	}
-	return looseRef{value: strings.TrimSpace(string(b)), stat: refFileStatOf(&st)}, true, nil
+	return looseRef{value: strings.TrimSpace(string(b)), stat: fileStateOf(&st)}, true, nil
 }
 
 // refFileAbsent reports whether err from opening or statting a loose ref

@@ -18,14 +18,14 @@ func setRefRacyGuard(t *testing.T, d time.Duration) {
 	t.Cleanup(func() { refRacyGuard = old })
 }
 
-// refFileStatAt is the state of the file at path, as the loose-ref cache sees it.
-func refFileStatAt(t *testing.T, path string) refFileStat {
+// fileStateAt is the state of the file at path, as the loose-ref cache sees it.
+func fileStateAt(t *testing.T, path string) FileState {
 	t.Helper()
 	var st unix.Stat_t
 	if err := unix.Stat(path, &st); err != nil {
 		t.Fatal(err)
 	}
-	return refFileStatOf(&st)
+	return fileStateOf(&st)
 }
 
 // waitChangeTick waits until a file changed now gets a later change time
@@ -34,13 +34,13 @@ func refFileStatAt(t *testing.T, path string) refFileStat {
 // which these tests set to 0, is for).
 func waitChangeTick(t *testing.T, path string) {
 	t.Helper()
-	last := refFileStatAt(t, path).ctime
+	last := fileStateAt(t, path).ctime
 	probe := filepath.Join(t.TempDir(), "probe")
 	for range 1_000_000 {
 		if err := os.WriteFile(probe, []byte("x"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if refFileStatAt(t, probe).ctime > last {
+		if fileStateAt(t, probe).ctime > last {
 			return
 		}
 	}
@@ -189,9 +189,9 @@ func TestHeadRacyRefFile(t *testing.T) {
 	m := mapRefFile(t, path)
 	copy(m, c[0]) // the first write sets the file's times
 	wantHead(t, r, "x", c[0])
-	before := refFileStatAt(t, path)
+	before := fileStateAt(t, path)
 	copy(m, c[1])
-	if refFileStatAt(t, path) != before {
+	if fileStateAt(t, path) != before {
 		t.Fatal("the write through the mapping changed the file's state; the test proves nothing")
 	}
 	wantHead(t, r, "x", c[1])

@@ -294,7 +294,7 @@ func refShort(v string) string {
 }
 
 // refPacked is packed-refs as a map (peeled "^" lines are skipped), read
-// again only when the file's state (refFileStat) differs from the one it was
+// again only when the file's state (FileState) differs from the one it was
 // last read under, and kept only under the racy rule of the loose-ref cache
 // (refcache.go): one rule for whether a ref file changed. The map is
 // shared: callers only read it; nil when there is no packed-refs.
@@ -309,7 +309,7 @@ func (r *Repo) refPacked() (map[string]string, error) {
 	}
 	r.packedMu.Lock()
 	defer r.packedMu.Unlock()
-	if c := r.packed; c.refs != nil && c.stat == refFileStatOf(&st) {
+	if c := r.packed; c.refs != nil && c.stat == fileStateOf(&st) {
 		return c.refs, nil
 	}
 	now := time.Now()
@@ -332,22 +332,22 @@ func (r *Repo) readPackedRefs() (map[string]string, error) {
 
 // readPackedRefsFile parses the packed-refs file at path, with the state of
 // the file it read.
-func readPackedRefsFile(path string) (map[string]string, refFileStat, error) {
+func readPackedRefsFile(path string) (map[string]string, FileState, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, refFileStat{}, nil
+		return nil, FileState{}, nil
 	}
 	if err != nil {
-		return nil, refFileStat{}, errs.New(errs.CommitFailed, "read packed-refs: %v", err)
+		return nil, FileState{}, errs.New(errs.CommitFailed, "read packed-refs: %v", err)
 	}
 	defer f.Close()
 	var st unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		return nil, refFileStat{}, errs.New(errs.CommitFailed, "read packed-refs: %v", err)
+		return nil, FileState{}, errs.New(errs.CommitFailed, "read packed-refs: %v", err)
 	}
 	b, err := io.ReadAll(f)
 	if err != nil {
-		return nil, refFileStat{}, errs.New(errs.CommitFailed, "read packed-refs: %v", err)
+		return nil, FileState{}, errs.New(errs.CommitFailed, "read packed-refs: %v", err)
 	}
 	out := map[string]string{}
 	sc := bufio.NewScanner(bytes.NewReader(b))
@@ -362,14 +362,14 @@ func readPackedRefsFile(path string) (map[string]string, refFileStat, error) {
 			out[name] = sha
 		}
 	}
-	return out, refFileStatOf(&st), nil
+	return out, fileStateOf(&st), nil
 }
 
 // packedRefs is packed-refs as last kept, and the state of the file it was
 // read from.
 type packedRefs struct {
 	refs map[string]string
-	stat refFileStat
+	stat FileState
 }
 
 // refRemovePacked drops name (and its peeled line) from packed-refs, the way
